@@ -20,3 +20,5 @@ function(sinew_forbid_include module header)
 endfunction()
 
 sinew_forbid_include(common hlc.h)
+sinew_forbid_include(common engine.h)
+sinew_forbid_include(engine_value hlc.h)

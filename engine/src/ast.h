@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * ast.h: the parse tree of one SQL statement, as the parser produces it and
+ * the planner consumes it. Everything (nodes, identifier strings, literal
+ * bytes) lives in the arena the parse was given; identifiers are already
+ * unquoted ("a""b" -> a"b, [x] -> x, `y` -> y) and NUL-terminated.
+ *
+ * Positions: every node records the byte offset in the SQL text where it
+ * starts, for error messages.
+ *
+ * Lists are arrays with a count (the parser sizes them), never linked.
+ */
+#ifndef SINEW_ENGINE_AST_H
+#define SINEW_ENGINE_AST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "value.h"
+
+struct ast_select;
+
+enum ast_expr_kind {
+    AST_LITERAL,   /* .literal: INTEGER, FLOAT, TEXT, BLOB or NULL */
+    AST_BOOLEAN,   /* TRUE / FALSE keywords: .literal is INTEGER 1 / 0 */
+    AST_PARAMETER, /* .parameter */
+    AST_COLUMN,    /* .column: [table.]name */
+    AST_UNARY,     /* .unary */
+    AST_BINARY,    /* .binary */
+    AST_COLLATE,   /* .collate: operand COLLATE name */
+    AST_CAST,      /* .cast */
+    AST_CASE,      /* .case_ */
+    AST_BETWEEN,   /* .between */
+    AST_LIKE,      /* .like: LIKE, GLOB (also MATCH, REGEXP: parsed only) */
+    AST_IN_LIST,   /* .in_list */
+    AST_IN_SELECT, /* .in_select */
+    AST_EXISTS,    /* .subquery */
+    AST_SUBQUERY,  /* .subquery: a scalar subquery */
+    AST_FUNCTION,  /* .function: also aggregates; resolved by the planner */
+    AST_IS_NULL,   /* .unary.operand IS NULL / ISNULL */
+    AST_NOT_NULL,  /* .unary.operand IS NOT NULL / NOTNULL / NOT NULL */
+};
+
+enum ast_unary_op {
+    AST_NEGATE, /* -x */
+    AST_PLUS,   /* +x: no-op, but strips affinity and collation as SQLite */
+    AST_BIT_NOT,
+    AST_NOT,
+};
+
+/* Binary operators, loosest-binding first (SQLite's precedence:
+ * OR < AND < NOT < = == != <> IS ... < < <= > >= < & | << >> < + - <
+ * * / % < || and -> ->>). */
+enum ast_binary_op {
+    AST_OR,
+    AST_AND,
+    AST_EQ, /* = and == */
+    AST_NE, /* != and <> */
+    AST_IS,
+    AST_IS_NOT, /* IS NOT, also IS DISTINCT FROM */
+    AST_LT,
+    AST_LE,
+    AST_GT,
+    AST_GE,
+    AST_BIT_AND,
+    AST_BIT_OR,
+    AST_SHIFT_LEFT,
+    AST_SHIFT_RIGHT,
+    AST_ADD,
+    AST_SUBTRACT,
+    AST_MULTIPLY,
+    AST_DIVIDE,
+    AST_REMAINDER,
+    AST_CONCAT,
+};
+
+enum ast_like_kind {
+    AST_LIKE_LIKE,
+    AST_LIKE_GLOB,
+    AST_LIKE_MATCH,
+    AST_LIKE_REGEXP,
+};
+
+struct ast_expr;
+
+struct ast_expr_list {
+    struct ast_expr **items;
+    size_t count;
+};
+
+struct ast_expr {
+    enum ast_expr_kind kind;
+    size_t position;  /* byte offset of the node's first token */
+    const char *text; /* the node's SQL text, exactly as written; for naming
+                         result columns ("a+1", "count(*)") */
+    union {
+        struct engine_value literal; /* text/blob bytes in the arena */
+        struct {
+            int index;        /* 1-based parameter number */
+            const char *name; /* ":a", "@a", "$a", "?7"; NULL for plain ? */
+        } parameter;
+        struct {
+            const char *table; /* NULL when unqualified */
+            const char *name;
+        } column;
+        struct {
+            enum ast_unary_op op;
+            struct ast_expr *operand;
+        } unary;
+        struct {
+            enum ast_binary_op op;
+            struct ast_expr *left;
+            struct ast_expr *right;
+        } binary;
+        struct {
+            struct ast_expr *operand;
+            const char *name; /* as written; the planner resolves it */
+        } collate;
+        struct {
+            struct ast_expr *operand;
+            const char *type_name; /* as written, e.g. "VARCHAR(10)" */
+        } cast;
+        struct {
+            struct ast_expr *operand;   /* CASE x WHEN ...; NULL if absent */
+            struct ast_expr_list whens; /* conditions or values */
+            struct ast_expr_list thens; /* same count as whens */
+            struct ast_expr *else_;     /* NULL if absent */
+        } case_;
+        struct {
+            bool negated; /* NOT BETWEEN */
+            struct ast_expr *operand;
+            struct ast_expr *low;
+            struct ast_expr *high;
+        } between;
+        struct {
+            enum ast_like_kind like_kind;
+            bool negated;
+            struct ast_expr *operand; /* the text: x LIKE pattern */
+            struct ast_expr *pattern;
+            struct ast_expr *escape; /* NULL if absent */
+        } like;
+        struct {
+            bool negated;
+            struct ast_expr *operand;
+            struct ast_expr_list items; /* may be empty: x IN () */
+        } in_list;
+        struct {
+            bool negated;
+            struct ast_expr *operand;
+            struct ast_select *select;
+        } in_select;
+        struct {
+            struct ast_select *select; /* EXISTS and scalar subqueries */
+        } subquery;
+        struct {
+            const char *name;          /* as written */
+            struct ast_expr_list args; /* empty for f() and count(*) */
+            bool star;                 /* count(*) */
+            bool distinct;             /* f(DISTINCT x) */
+            struct ast_expr *filter;   /* FILTER (WHERE ...); NULL if none */
+        } function;
+    } u;
+};
+
+/* ---- SELECT ---- */
+
+struct ast_result_column {
+    enum {
+        AST_RESULT_EXPR,       /* .expr [AS alias] */
+        AST_RESULT_STAR,       /* * */
+        AST_RESULT_TABLE_STAR, /* table.* */
+    } kind;
+    struct ast_expr *expr; /* AST_RESULT_EXPR */
+    const char *alias;     /* NULL if none */
+    const char *table;     /* AST_RESULT_TABLE_STAR */
+    size_t position;
+};
+
+/* One FROM item. Joins (a later issue) extend this with a join operator and
+ * constraint; today a FROM clause has at most one item. */
+struct ast_from_item {
+    const char *table;         /* a table name; NULL for a subquery */
+    struct ast_select *select; /* a subquery in parentheses; else NULL */
+    const char *alias;         /* NULL if none */
+    size_t position;
+};
+
+struct ast_order_item {
+    struct ast_expr *expr; /* may be an AST_COLLATE node */
+    bool descending;
+    enum {
+        AST_NULLS_DEFAULT, /* NULLs first ascending, last descending */
+        AST_NULLS_FIRST,
+        AST_NULLS_LAST,
+    } nulls;
+};
+
+struct ast_select {
+    bool distinct; /* SELECT DISTINCT (ALL: false) */
+    struct ast_result_column *columns;
+    size_t column_count;        /* >= 1 */
+    struct ast_from_item *from; /* NULL when there is no FROM */
+    size_t from_count;
+    struct ast_expr *where; /* NULL if absent */
+    struct ast_expr_list group_by;
+    struct ast_expr *having; /* NULL if absent */
+    /* VALUES (...), (...) as a statement or subquery: columns is NULL, and
+     * values holds value_row_count rows of value_column_count expressions
+     * each (row-major). */
+    struct ast_expr **values;
+    size_t value_row_count;
+    size_t value_column_count;
+    struct ast_order_item *order_by;
+    size_t order_by_count;
+    struct ast_expr *limit;  /* NULL if absent */
+    struct ast_expr *offset; /* NULL if absent; LIMIT a, b sets
+                                offset = a, limit = b */
+    size_t position;
+};
+
+/* ---- CREATE TABLE / INDEX, DROP ---- */
+
+enum ast_conflict {
+    AST_CONFLICT_DEFAULT = 0, /* none written: ABORT */
+    AST_CONFLICT_ROLLBACK,
+    AST_CONFLICT_ABORT,
+    AST_CONFLICT_FAIL,
+    AST_CONFLICT_IGNORE,
+    AST_CONFLICT_REPLACE,
+};
+
+struct ast_column_def {
+    const char *name;
+    const char *type_name; /* declared type as written ("VARCHAR(10)"),
+                              NULL when none */
+    bool primary_key;
+    bool primary_key_descending;
+    bool autoincrement;
+    enum ast_conflict primary_key_conflict;
+    bool not_null;
+    enum ast_conflict not_null_conflict;
+    bool unique;
+    enum ast_conflict unique_conflict;
+    struct ast_expr *default_value; /* NULL if none */
+    const char *collation;          /* NULL if none */
+    struct ast_expr_list checks;    /* CHECK (...) column constraints */
+    size_t position;
+};
+
+/* A PRIMARY KEY (...) or UNIQUE (...) table constraint, or a CREATE INDEX's
+ * column list. */
+struct ast_indexed_column {
+    struct ast_expr *expr; /* a column name (AST_COLUMN) or, for indexes,
+                              any expression; may be AST_COLLATE */
+    bool descending;
+};
+
+struct ast_table_constraint {
+    enum {
+        AST_CONSTRAINT_PRIMARY_KEY,
+        AST_CONSTRAINT_UNIQUE,
+        AST_CONSTRAINT_CHECK,
+    } kind;
+    const char *name;                   /* CONSTRAINT name; NULL if none */
+    struct ast_indexed_column *columns; /* PRIMARY KEY and UNIQUE */
+    size_t column_count;
+    enum ast_conflict conflict;
+    struct ast_expr *check; /* CHECK */
+};
+
+struct ast_create_table {
+    const char *name;
+    bool if_not_exists;
+    bool temporary;
+    struct ast_column_def *columns;
+    size_t column_count;
+    struct ast_table_constraint *constraints;
+    size_t constraint_count;
+    bool without_rowid;
+    bool strict;
+    struct ast_select *as_select; /* CREATE TABLE t AS SELECT: columns NULL */
+};
+
+struct ast_create_index {
+    const char *name;
+    const char *table;
+    bool unique;
+    bool if_not_exists;
+    struct ast_indexed_column *columns;
+    size_t column_count;
+    struct ast_expr *where; /* partial index; NULL if none */
+};
+
+struct ast_drop {
+    const char *name;
+    bool if_exists;
+};
+
+/* ---- INSERT / UPDATE / DELETE ---- */
+
+struct ast_assignment {
+    const char **columns; /* one name, or several for (a, b) = (...) */
+    size_t column_count;
+    struct ast_expr *value;
+};
+
+struct ast_upsert {
+    const char **target_columns; /* ON CONFLICT (a, b); count 0 if none */
+    size_t target_column_count;
+    struct ast_expr *target_where;
+    bool do_nothing; /* DO NOTHING; else DO UPDATE */
+    struct ast_assignment *assignments;
+    size_t assignment_count;
+    struct ast_expr *where; /* DO UPDATE ... WHERE; NULL if none */
+};
+
+struct ast_returning {
+    struct ast_result_column *columns; /* NULL when there is no RETURNING */
+    size_t column_count;
+};
+
+struct ast_insert {
+    enum ast_conflict conflict; /* INSERT OR ... / REPLACE INTO */
+    const char *table;
+    const char *alias;    /* INSERT INTO t AS x; NULL if none */
+    const char **columns; /* column list; count 0 if none */
+    size_t column_count;
+    struct ast_select *select;  /* VALUES rows or a SELECT; NULL for
+                                   DEFAULT VALUES */
+    struct ast_upsert *upserts; /* ON CONFLICT clauses, in order */
+    size_t upsert_count;
+    struct ast_returning returning;
+};
+
+struct ast_update {
+    enum ast_conflict conflict;
+    const char *table;
+    const char *alias;
+    struct ast_assignment *assignments;
+    size_t assignment_count;
+    struct ast_expr *where;
+    struct ast_returning returning;
+};
+
+struct ast_delete {
+    const char *table;
+    const char *alias;
+    struct ast_expr *where;
+    struct ast_returning returning;
+};
+
+/* ---- statements ---- */
+
+enum ast_stmt_kind {
+    AST_STMT_SELECT,
+    AST_STMT_CREATE_TABLE,
+    AST_STMT_DROP_TABLE,
+    AST_STMT_CREATE_INDEX,
+    AST_STMT_DROP_INDEX,
+    AST_STMT_INSERT,
+    AST_STMT_UPDATE,
+    AST_STMT_DELETE,
+    AST_STMT_BEGIN,
+    AST_STMT_COMMIT, /* COMMIT and END */
+    AST_STMT_ROLLBACK,
+};
+
+struct ast_stmt {
+    enum ast_stmt_kind kind;
+    size_t position;
+    union {
+        struct ast_select *select;
+        struct ast_create_table create_table;
+        struct ast_drop drop; /* DROP TABLE and DROP INDEX */
+        struct ast_create_index create_index;
+        struct ast_insert insert;
+        struct ast_update update;
+        struct ast_delete delete_;
+    } u;
+    /* Parameters: the highest number used, and the name of each (index 1
+     * to parameter_count; NULL for unnamed). */
+    int parameter_count;
+    const char **parameter_names; /* parameter_count + 1 entries */
+};
+
+/* Parses the first statement of sql[0..size). On success returns 0, sets
+ * *out (NULL if the text held only white space, comments and semicolons)
+ * and *tail_offset to the byte just past the statement and its
+ * terminating ';' if any. On failure returns ENGINE_ESQL with SQLite's
+ * message in errmsg ("near \"FROM\": syntax error", "incomplete input",
+ * "unrecognized token: \"#\"") and its byte offset in *error_offset, or
+ * COMMON_ENOMEM. Never reads past size bytes; any bytes at all are safe
+ * input. Recursion is bounded by ENGINE_MAX_EXPR_DEPTH ("Expression tree is
+ * too large (maximum depth 1000)"). */
+int engine__parse(struct engine_arena *arena, const char *sql, size_t size,
+                  struct ast_stmt **out, size_t *tail_offset, char *errmsg,
+                  size_t errmsg_size, size_t *error_offset);
+
+#endif /* SINEW_ENGINE_AST_H */
