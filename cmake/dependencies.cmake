@@ -15,6 +15,7 @@ function(sinew_require name module)
 endfunction()
 
 sinew_require(CMOCKA cmocka)
+sinew_require(LIBEDIT libedit)
 sinew_require(LIBUV libuv)
 sinew_require(LZ4 liblz4)
 sinew_require(MSGPACK msgpack)

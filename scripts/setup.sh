@@ -16,7 +16,7 @@ RAFT_VERSION_MIN=0.22
 PACKAGES=(
     gcc libc6-dev make cmake pkg-config clang-format
     libuv1-dev libmsgpack-dev libsodium-dev liblz4-dev libxxhash-dev
-    libcmocka-dev libsqlite3-dev sqlite3
+    libcmocka-dev libsqlite3-dev sqlite3 libedit-dev
 )
 SOURCES_FILE=/etc/apt/sources.list.d/sinew-backports.sources
 

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * db.c: the database handle: open, close, the error of the last call, and
+ * the counters SQLite keeps (changes, last insert rowid).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine_int.h"
+
+int engine_open(const char *path, struct engine_db **out)
+{
+    struct engine_db *db;
+
+    ASSERT(out != NULL);
+    if (path != NULL && strcmp(path, ":memory:") != 0) {
+        return ENGINE_ECANTOPEN;
+    }
+    db = common_calloc(1, sizeof(*db));
+    if (db == NULL) {
+        return COMMON_ENOMEM;
+    }
+    engine__arena_init(&db->undo_arena);
+    db->random_state = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)db;
+    snprintf(db->errmsg, sizeof(db->errmsg), "not an error");
+    *out = db;
+    return 0;
+}
+
+void engine_close(struct engine_db *db)
+{
+    if (db == NULL) {
+        return;
+    }
+    while (db->open_statements != NULL) {
+        engine_finalize(db->open_statements);
+    }
+    engine__undo_rollback(db, 0);
+    for (size_t i = 0; i < db->table_count; i++) {
+        engine__table_destroy(db->tables[i]);
+    }
+    common_free(db->tables);
+    common_free(db->undo);
+    engine__arena_close(&db->undo_arena);
+    common_free(db);
+}
+
+static int set_error(struct engine_db *db, int rc, const char *format,
+                     va_list args)
+{
+    vsnprintf(db->errmsg, sizeof(db->errmsg), format, args);
+    db->errcode = rc;
+    return rc;
+}
+
+int engine__db_error(struct engine_db *db, int rc, const char *format, ...)
+{
+    va_list args;
+
+    va_start(args, format);
+    set_error(db, rc, format, args);
+    va_end(args);
+    return rc;
+}
+
+int engine__error(struct engine_exec *exec, int rc, const char *format, ...)
+{
+    va_list args;
+
+    va_start(args, format);
+    set_error(exec->db, rc, format, args);
+    va_end(args);
+    return rc;
+}
+
+void engine__db_clear_error(struct engine_db *db)
+{
+    db->errcode = 0;
+    snprintf(db->errmsg, sizeof(db->errmsg), "not an error");
+}
+
+const char *engine_errmsg(const struct engine_db *db)
+{
+    return db != NULL ? db->errmsg : "out of memory";
+}
+
+int engine_errcode(const struct engine_db *db)
+{
+    return db != NULL ? db->errcode : COMMON_ENOMEM;
+}
+
+int64_t engine_changes(const struct engine_db *db)
+{
+    return db->changes;
+}
+
+int64_t engine_total_changes(const struct engine_db *db)
+{
+    return db->total_changes;
+}
+
+int64_t engine_last_insert_rowid(const struct engine_db *db)
+{
+    return db->last_insert_rowid;
+}
+
+bool engine_in_transaction(const struct engine_db *db)
+{
+    return db->in_transaction;
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * dml_exec.c: running INSERT, UPDATE and DELETE. Each statement runs whole
+ * at its first step: the rows it reads (the INSERT's source, the UPDATE's
+ * or DELETE's matches) are collected first, so it never sees its own
+ * changes, then each row goes through dml_row.c's constraint checks.
+ *
+ * On failure the conflict mode of the failed constraint decides
+ * (lang_conflict.html): ABORT undoes this statement's changes, FAIL keeps
+ * those made before the failing row, ROLLBACK undoes the transaction.
+ */
+#include <string.h>
+
+#include "dml_int.h"
+
+static const struct engine_op_ops holder_ops = {
+    .destroy = engine__op_destroy_default,
+};
+
+int engine__dml_init_row(struct engine_stmt *stmt, struct engine_dml *dml)
+{
+    /* The table's columns and the rowid, then any excluded columns. */
+    size_t width = dml->table->column_count + 1;
+    struct engine_op *holder;
+
+    if (dml->scope.column_count > width) {
+        width = dml->scope.column_count;
+    }
+    holder = engine__op_new(stmt, &holder_ops, NULL, 0, width, true);
+
+    if (holder == NULL) {
+        return engine__db_error(stmt->db, COMMON_ENOMEM, "out of memory");
+    }
+    dml->row = holder->batch;
+    dml->row.count = 1;
+    dml->row.selected = 1;
+    dml->row.selection = NULL;
+    return 0;
+}
+
+/* Copies v's bytes into arena. */
+int engine__dml_keep(struct engine_arena *arena, struct engine_value *v)
+{
+    if (v->type == ENGINE_TEXT || v->type == ENGINE_BLOB) {
+        void *bytes = engine__arena_memdup(arena, v->u.s.bytes, v->u.s.size);
+
+        if (bytes == NULL) {
+            return COMMON_ENOMEM;
+        }
+        v->u.s.bytes = bytes;
+    }
+    return 0;
+}
+
+/* Runs the source (INSERT) or match (UPDATE, DELETE) plan to the end,
+ * keeping width values of each row in *rows (bytes in run->scratch). */
+static int collect(struct dml_run *run, struct engine_op *op, size_t width,
+                   struct engine_value **rows, size_t *count)
+{
+    size_t capacity = 0;
+    int rc = op->ops->open(op, run->exec);
+
+    *rows = NULL;
+    *count = 0;
+    while (rc == 0) {
+        struct engine_batch *batch;
+
+        rc = op->ops->next(op, run->exec, &batch);
+        if (rc != 0 || batch == NULL) {
+            break;
+        }
+        for (uint32_t i = 0; rc == 0 && i < batch->selected; i++) {
+            rc = engine__dml_collect_row(run, batch, i, width, rows, count,
+                                         &capacity);
+        }
+    }
+    return rc;
+}
+
+int engine__dml_collect_row(struct dml_run *run,
+                            const struct engine_batch *batch, uint32_t i,
+                            size_t width, struct engine_value **rows,
+                            size_t *count, size_t *capacity)
+{
+    uint32_t row = engine__batch_row(batch, i);
+    size_t first = batch->column_count - width;
+
+    if (*count == *capacity) {
+        size_t grown = *capacity ? *capacity * 2 : 64;
+        struct engine_value *more =
+            common_realloc_array(*rows, grown * width + 1, sizeof(**rows));
+
+        if (more == NULL) {
+            return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
+        *rows = more;
+        *capacity = grown;
+    }
+    for (size_t c = 0; c < width; c++) {
+        struct engine_value *v = &(*rows)[*count * width + c];
+
+        *v = engine__vector_get(&batch->columns[first + c], row);
+        if (engine__dml_keep(&run->scratch, v) != 0) {
+            return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
+    }
+    (*count)++;
+    return 0;
+}
+
+/* The full candidate row of one source row: targeted columns, defaults
+ * for the others. */
+static int build_insert_row(struct dml_run *run, const struct engine_value *src,
+                            struct engine_value *values, bool *has_rowid,
+                            int64_t *rowid)
+{
+    struct engine_dml *dml = run->dml;
+    size_t n = dml->table->column_count;
+    bool targeted[ENGINE_MAX_COLUMNS] = {false};
+
+    *has_rowid = false;
+    for (size_t i = 0; i < dml->target_count; i++) {
+        size_t column = dml->targets[i];
+
+        if (column != SIZE_MAX) {
+            values[column] = src[i];
+            targeted[column] = true;
+            continue;
+        }
+        if (src[i].type != ENGINE_NULL) {
+            struct engine_value v = src[i];
+
+            if (engine__value_apply_affinity(&v, ENGINE_AFFINITY_INTEGER,
+                                             &run->row_arena) != 0) {
+                return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+            }
+            if (v.type != ENGINE_INTEGER) {
+                run->failed = AST_CONFLICT_ABORT;
+                return engine__error(run->exec, ENGINE_EMISMATCH,
+                                     "datatype mismatch");
+            }
+            *has_rowid = true;
+            *rowid = v.u.i;
+        }
+    }
+    for (size_t c = 0; c < n; c++) {
+        int rc = 0;
+
+        if (targeted[c]) {
+            continue;
+        }
+        values[c] = engine__value_null();
+        if (dml->defaults[c] != NULL) {
+            rc = engine__dml_eval(run, dml->defaults[c], &values[c]);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int insert_rows(struct dml_run *run, const struct engine_value *rows,
+                       size_t count)
+{
+    struct engine_value values[ENGINE_MAX_COLUMNS + 1];
+    size_t width = run->dml->target_count;
+
+    for (size_t r = 0; r < count; r++) {
+        bool has_rowid;
+        int64_t rowid = 0;
+        int rc;
+
+        engine__arena_reset(&run->row_arena);
+        rc =
+            build_insert_row(run, &rows[r * width], values, &has_rowid, &rowid);
+        if (rc == 0) {
+            rc = engine__dml_insert_row(run, values, has_rowid, rowid);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int run_insert(struct dml_run *run)
+{
+    struct engine_value *rows = NULL;
+    size_t count = 1;
+    int rc = 0;
+
+    if (run->dml->source != NULL) {
+        rc = collect(run, run->dml->source, run->dml->target_count, &rows,
+                     &count);
+    }
+    if (rc == 0) {
+        rc = insert_rows(run, rows, count);
+    }
+    common_free(rows);
+    return rc;
+}
+
+/* UPDATE and DELETE: every matched rowid, then each row in turn. */
+static int run_matched(struct dml_run *run)
+{
+    struct engine_dml *dml = run->dml;
+    struct engine_value *rowids = NULL;
+    size_t count = 0;
+    int rc = collect(run, dml->matches, 1, &rowids, &count);
+
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
+
+        if (slot < 0) {
+            continue; /* removed by an earlier row's REPLACE */
+        }
+        engine__arena_reset(&run->row_arena);
+        if (dml->kind == AST_STMT_DELETE) {
+            rc = engine__dml_delete_matched(run, (size_t)slot);
+        } else {
+            rc = engine__dml_update_row(run, (size_t)slot, dml->assignments,
+                                        dml->assignment_count, NULL);
+        }
+        rc = rc == ENGINE__DML_ROW_SKIPPED ? 0 : rc;
+    }
+    common_free(rowids);
+    return rc;
+}
+
+/* Settles the statement: commit (autocommit), or undo per the failed
+ * constraint's conflict mode. */
+static void settle(struct dml_run *run, size_t mark, int rc)
+{
+    struct engine_db *db = run->db;
+
+    if (rc != 0 && run->failed == AST_CONFLICT_ROLLBACK) {
+        engine__undo_rollback(db, 0);
+        db->in_transaction = false;
+        return;
+    }
+    if (rc != 0 && run->failed != AST_CONFLICT_FAIL) {
+        engine__undo_rollback(db, mark);
+        return;
+    }
+    if (rc == 0) {
+        db->changes = run->changes;
+        db->total_changes += run->changes;
+    }
+    if (!db->in_transaction) {
+        engine__undo_commit(db);
+    }
+}
+
+int engine__execute_dml(struct engine_stmt *stmt)
+{
+    struct dml_run run = {
+        .stmt = stmt,
+        .dml = stmt->dml,
+        .db = stmt->db,
+        .exec = &stmt->exec,
+        .failed = AST_CONFLICT_ABORT,
+    };
+    size_t mark = stmt->db->undo_count;
+    int rc;
+
+    engine__arena_init(&run.scratch);
+    engine__arena_init(&run.row_arena);
+    rc =
+        run.dml->kind == AST_STMT_INSERT ? run_insert(&run) : run_matched(&run);
+    settle(&run, mark, rc);
+    engine__arena_close(&run.scratch);
+    engine__arena_close(&run.row_arena);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * dml_int.h: the state of one INSERT/UPDATE/DELETE run, shared by
+ * dml_exec.c (statement level) and dml_row.c (one row: constraints,
+ * conflicts, the change itself, RETURNING).
+ */
+#ifndef SINEW_ENGINE_DML_INT_H
+#define SINEW_ENGINE_DML_INT_H
+
+#include "dml.h"
+
+struct dml_run {
+    struct engine_stmt *stmt;
+    struct engine_dml *dml;
+    struct engine_db *db;
+    struct engine_exec *exec;
+    struct engine_arena scratch;   /* collected rows' bytes */
+    struct engine_arena row_arena; /* one row's evaluation; reset per row */
+    enum ast_conflict failed;      /* conflict mode of the failed constraint */
+    int64_t changes;
+};
+
+int engine__dml_keep(struct engine_arena *arena, struct engine_value *v);
+
+/* Evaluates a row expression over the one-row batch as last loaded. */
+int engine__dml_eval(struct dml_run *run, struct engine_expr *expr,
+                     struct engine_value *out);
+
+int engine__dml_collect_row(struct dml_run *run,
+                            const struct engine_batch *batch, uint32_t i,
+                            size_t width, struct engine_value **rows,
+                            size_t *count, size_t *capacity);
+
+/* One candidate row: values of every table column (the rowid alias column
+ * ignored) and its rowid, if one was given. */
+int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
+                           bool has_rowid, int64_t rowid);
+
+/* Updates the live row at slot; the new values come from assignments
+ * evaluated over the old row (and, for an upsert, the excluded row). */
+int engine__dml_update_row(struct dml_run *run, size_t slot,
+                           const struct dml_assignment *assignments,
+                           size_t assignment_count,
+                           const struct engine_value *excluded);
+
+/* Deletes slot's row (REPLACE's victims: not counted, no RETURNING). */
+int engine__dml_delete_row(struct dml_run *run, size_t slot);
+
+/* Deletes a row a DELETE matched: RETURNING, then counted. */
+int engine__dml_delete_matched(struct dml_run *run, size_t slot);
+
+/* dml_row.c's "nothing done, no error" outcome (IGNORE, DO NOTHING). */
+#define ENGINE__DML_ROW_SKIPPED 1
+
+#endif /* SINEW_ENGINE_DML_INT_H */

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * dml_plan.c: planning INSERT, UPDATE and DELETE at prepare time, so their
+ * errors ("no such table", "table t has no column named x", "3 values for
+ * 2 columns") come from prepare as in SQLite.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dml.h"
+
+static int dml_error(struct engine_stmt *stmt, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int dml_error(struct engine_stmt *stmt, const char *format, ...)
+{
+    char message[ENGINE__ERRMSG_SIZE];
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    return engine__db_error(stmt->db, ENGINE_ESQL, "%s", message);
+}
+
+static bool is_rowid_name(const char *name)
+{
+    return strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+           strcasecmp(name, "_rowid_") == 0;
+}
+
+/* The table column of name, SIZE_MAX for the rowid, or an error. */
+static int resolve_target(struct engine_stmt *stmt, struct engine_dml *dml,
+                          const char *name, size_t *out)
+{
+    ptrdiff_t column = engine__table_column_index(dml->table, name);
+
+    if (column >= 0) {
+        *out = (ptrdiff_t)column == dml->table->rowid_alias ? SIZE_MAX
+                                                            : (size_t)column;
+        return 0;
+    }
+    if (is_rowid_name(name)) {
+        *out = SIZE_MAX;
+        return 0;
+    }
+    if (dml->kind == AST_STMT_INSERT) {
+        char message[ENGINE__ERRMSG_SIZE];
+
+        (void)message;
+        return dml_error(stmt, "table %s has no column named %s",
+                         dml->table->name, name);
+    }
+    return dml_error(stmt, "no such column: %s", name);
+}
+
+/* Table columns, the rowid, and (for upserts) "excluded" copies. */
+static int dml_scope(struct engine_stmt *stmt, struct engine_dml *dml,
+                     const char *alias, bool with_excluded)
+{
+    struct engine_table *table = dml->table;
+    size_t n = table->column_count;
+    struct engine_scope_column *columns;
+    int rc = engine__scope_of_table(stmt, table, alias, &dml->scope);
+
+    if (rc != 0 || !with_excluded) {
+        return rc;
+    }
+    columns = engine__plan_alloc(stmt, (2 * n + 2) * sizeof(*columns));
+    if (columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    memcpy(columns, dml->scope.columns, n * sizeof(*columns));
+    for (size_t i = 0; i < n; i++) {
+        columns[n + 1 + i] = columns[i];
+        columns[n + 1 + i].table = "excluded";
+        columns[n + 1 + i].qualified_only = true;
+    }
+    dml->scope.columns = columns;
+    dml->scope.column_count = 2 * n + 1;
+    return 0;
+}
+
+static void compile_context(struct engine_stmt *stmt, struct engine_dml *dml,
+                            struct engine_compile *ctx, bool with_scope)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->stmt = stmt;
+    ctx->scope = with_scope ? &dml->scope : NULL;
+    ctx->clause = "DML";
+}
+
+static int compile_defaults_and_checks(struct engine_stmt *stmt,
+                                       struct engine_dml *dml)
+{
+    struct engine_table *table = dml->table;
+    struct engine_compile ctx;
+    int rc = 0;
+
+    dml->defaults = engine__plan_alloc(stmt, (table->column_count + 1) *
+                                                 sizeof(*dml->defaults));
+    dml->checks = engine__plan_alloc(stmt, (table->check_count + 1) *
+                                               sizeof(*dml->checks));
+    dml->check_names = engine__plan_alloc(stmt, (table->check_count + 1) *
+                                                    sizeof(*dml->check_names));
+    if (!dml->defaults || !dml->checks || !dml->check_names) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(stmt, dml, &ctx, false);
+    for (size_t c = 0; rc == 0 && c < table->column_count; c++) {
+        if (table->columns[c].default_value != NULL) {
+            rc = engine__compile_expr(&ctx, table->columns[c].default_value,
+                                      &dml->defaults[c]);
+        }
+    }
+    compile_context(stmt, dml, &ctx, true);
+    for (size_t i = 0; rc == 0 && i < table->check_count; i++) {
+        rc = engine__compile_expr(&ctx, table->checks[i], &dml->checks[i]);
+        dml->check_names[i] = table->checks[i]->text;
+    }
+    dml->check_count = table->check_count;
+    return rc;
+}
+
+static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
+                          const struct ast_returning *returning)
+{
+    size_t max = returning->column_count * (dml->table->column_count + 1);
+    struct engine_compile ctx;
+    size_t n = 0;
+
+    if (returning->columns == NULL) {
+        return 0;
+    }
+    dml->returning = engine__plan_alloc(stmt, (max + 1) * sizeof(void *));
+    stmt->column_names = engine__plan_alloc(stmt, (max + 1) * sizeof(char *));
+    if (dml->returning == NULL || stmt->column_names == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(stmt, dml, &ctx, true);
+    for (size_t i = 0; i < returning->column_count; i++) {
+        const struct ast_result_column *column = &returning->columns[i];
+        int rc;
+
+        if (column->kind != AST_RESULT_EXPR) {
+            for (size_t c = 0; c < dml->table->column_count; c++) {
+                struct ast_expr *ast = engine__plan_alloc(stmt, sizeof(*ast));
+
+                if (ast == NULL) {
+                    return COMMON_ENOMEM;
+                }
+                ast->kind = AST_COLUMN;
+                ast->u.column.name = dml->table->columns[c].name;
+                stmt->column_names[n] = dml->table->columns[c].name;
+                rc = engine__compile_expr(&ctx, ast, &dml->returning[n++]);
+                if (rc != 0) {
+                    return rc;
+                }
+            }
+            continue;
+        }
+        stmt->column_names[n] = (char *)(column->alias != NULL ? column->alias
+                                         : column->expr->kind == AST_COLUMN
+                                             ? column->expr->u.column.name
+                                             : column->expr->text);
+        rc = engine__compile_expr(&ctx, column->expr, &dml->returning[n++]);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    dml->returning_count = n;
+    stmt->column_count = (int)n;
+    return 0;
+}
+
+static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
+                            const struct ast_assignment *list, size_t count,
+                            struct dml_assignment **out)
+{
+    struct dml_assignment *assignments =
+        engine__plan_alloc(stmt, (count + 1) * sizeof(*assignments));
+    struct engine_compile ctx;
+
+    if (assignments == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(stmt, dml, &ctx, true);
+    for (size_t i = 0; i < count; i++) {
+        int rc;
+
+        if (list[i].column_count != 1) {
+            return dml_error(stmt, "%s is not supported yet",
+                             "assigning a subquery to several columns");
+        }
+        rc = resolve_target(stmt, dml, list[i].columns[0],
+                            &assignments[i].column);
+        if (rc == 0) {
+            rc = engine__compile_expr(&ctx, list[i].value,
+                                      &assignments[i].value);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    *out = assignments;
+    return 0;
+}
+
+/* Scan + WHERE over the table: the rows an UPDATE or DELETE touches. */
+static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
+                        const struct ast_expr *where)
+{
+    struct engine_table *table = dml->table;
+    size_t *columns =
+        engine__plan_alloc(stmt, (table->column_count + 1) * sizeof(*columns));
+    struct engine_compile ctx;
+    struct engine_expr *predicate;
+    int rc;
+
+    if (columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < table->column_count; i++) {
+        columns[i] = i;
+    }
+    columns[table->column_count] = SIZE_MAX;
+    dml->matches =
+        engine__op_scan(stmt, table, columns, table->column_count + 1);
+    if (dml->matches == NULL || where == NULL) {
+        return dml->matches == NULL ? COMMON_ENOMEM : 0;
+    }
+    compile_context(stmt, dml, &ctx, true);
+    ctx.clause = "WHERE";
+    rc = engine__compile_expr(&ctx, where, &predicate);
+    if (rc != 0) {
+        return rc;
+    }
+    dml->matches = engine__op_filter(stmt, dml->matches, predicate);
+    return dml->matches == NULL ? COMMON_ENOMEM : 0;
+}
+
+/* The unique key (or -2: the rowid) whose columns are exactly names. */
+static int upsert_key(struct engine_stmt *stmt, struct engine_dml *dml,
+                      const struct ast_upsert *upsert, ptrdiff_t *out)
+{
+    const struct engine_table *table = dml->table;
+    size_t count = upsert->target_column_count;
+
+    *out = -1;
+    if (count == 0) {
+        return 0;
+    }
+    if (count == 1 && table->rowid_alias >= 0 &&
+        strcasecmp(upsert->target_columns[0],
+                   table->columns[table->rowid_alias].name) == 0) {
+        *out = -2;
+        return 0;
+    }
+    for (size_t k = 0; k < table->key_count; k++) {
+        const struct engine_unique_key *key = &table->keys[k];
+        size_t matched = 0;
+
+        for (size_t i = 0; key->column_count == count && i < count; i++) {
+            ptrdiff_t c =
+                engine__table_column_index(table, upsert->target_columns[i]);
+
+            for (size_t j = 0; c >= 0 && j < count; j++) {
+                matched += key->columns[j] == (size_t)c;
+            }
+        }
+        if (matched == count && key->column_count == count) {
+            *out = (ptrdiff_t)k;
+            return 0;
+        }
+    }
+    return dml_error(stmt,
+                     "ON CONFLICT clause does not match any PRIMARY KEY or "
+                     "UNIQUE constraint%s",
+                     "");
+}
+
+static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
+                        const struct ast_insert *insert)
+{
+    struct engine_compile ctx;
+
+    dml->upserts = engine__plan_alloc(stmt, (insert->upsert_count + 1) *
+                                                sizeof(*dml->upserts));
+    if (dml->upserts == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(stmt, dml, &ctx, true);
+    for (size_t i = 0; i < insert->upsert_count; i++) {
+        const struct ast_upsert *ast = &insert->upserts[i];
+        struct dml_upsert *upsert = &dml->upserts[i];
+        int rc = upsert_key(stmt, dml, ast, &upsert->key);
+
+        upsert->do_nothing = ast->do_nothing;
+        if (rc == 0 && !ast->do_nothing) {
+            rc = plan_assignments(stmt, dml, ast->assignments,
+                                  ast->assignment_count, &upsert->assignments);
+            upsert->assignment_count = ast->assignment_count;
+        }
+        if (rc == 0 && ast->where != NULL) {
+            rc = engine__compile_expr(&ctx, ast->where, &upsert->where);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    dml->upsert_count = insert->upsert_count;
+    return 0;
+}
+
+static int plan_insert_targets(struct engine_stmt *stmt, struct engine_dml *dml,
+                               const struct ast_insert *insert)
+{
+    struct engine_table *table = dml->table;
+    size_t count =
+        insert->column_count > 0 ? insert->column_count : table->column_count;
+
+    dml->targets = engine__plan_alloc(stmt, (count + 1) * sizeof(size_t));
+    if (dml->targets == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (insert->column_count == 0) {
+            dml->targets[i] = (ptrdiff_t)i == table->rowid_alias ? SIZE_MAX : i;
+            continue;
+        }
+        int rc =
+            resolve_target(stmt, dml, insert->columns[i], &dml->targets[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    dml->target_count = count;
+    return 0;
+}
+
+static int plan_insert(struct engine_stmt *stmt, struct engine_dml *dml,
+                       const struct ast_insert *insert)
+{
+    char message[ENGINE__ERRMSG_SIZE];
+    size_t source_columns = 0;
+    int rc = plan_insert_targets(stmt, dml, insert);
+
+    if (rc == 0 && insert->select != NULL) {
+        rc = engine__plan_select(stmt, insert->select, &dml->source, NULL, NULL,
+                                 &source_columns);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (insert->select != NULL && source_columns != dml->target_count) {
+        if (insert->column_count > 0) {
+            snprintf(message, sizeof(message), "%zu values for %zu columns",
+                     source_columns, dml->target_count);
+        } else {
+            snprintf(message, sizeof(message),
+                     "table %s has %zu columns but %zu values were supplied",
+                     dml->table->name, dml->target_count, source_columns);
+        }
+        return dml_error(stmt, "%s", message);
+    }
+    if (insert->select == NULL) {
+        dml->target_count = 0; /* DEFAULT VALUES */
+    }
+    rc = plan_upserts(stmt, dml, insert);
+    return rc == 0 ? plan_returning(stmt, dml, &insert->returning) : rc;
+}
+
+static int plan_update(struct engine_stmt *stmt, struct engine_dml *dml,
+                       const struct ast_update *update)
+{
+    int rc = plan_matches(stmt, dml, update->where);
+
+    if (rc == 0) {
+        rc = plan_assignments(stmt, dml, update->assignments,
+                              update->assignment_count, &dml->assignments);
+        dml->assignment_count = update->assignment_count;
+    }
+    return rc == 0 ? plan_returning(stmt, dml, &update->returning) : rc;
+}
+
+static int plan_delete(struct engine_stmt *stmt, struct engine_dml *dml,
+                       const struct ast_delete *delete_)
+{
+    int rc = plan_matches(stmt, dml, delete_->where);
+
+    return rc == 0 ? plan_returning(stmt, dml, &delete_->returning) : rc;
+}
+
+/* The target table, its alias, and whether upserts need "excluded". */
+static void dml_target(const struct ast_stmt *ast, const char **table,
+                       const char **alias, bool *excluded,
+                       enum ast_conflict *conflict)
+{
+    *excluded = false;
+    *conflict = AST_CONFLICT_DEFAULT;
+    if (ast->kind == AST_STMT_INSERT) {
+        *table = ast->u.insert.table;
+        *alias = ast->u.insert.alias;
+        *excluded = ast->u.insert.upsert_count > 0;
+        *conflict = ast->u.insert.conflict;
+    } else if (ast->kind == AST_STMT_UPDATE) {
+        *table = ast->u.update.table;
+        *alias = ast->u.update.alias;
+        *conflict = ast->u.update.conflict;
+    } else {
+        *table = ast->u.delete_.table;
+        *alias = ast->u.delete_.alias;
+    }
+}
+
+static int plan_by_kind(struct engine_stmt *stmt, struct engine_dml *dml)
+{
+    const struct ast_stmt *ast = stmt->ast;
+
+    if (ast->kind == AST_STMT_INSERT) {
+        return plan_insert(stmt, dml, &ast->u.insert);
+    }
+    if (ast->kind == AST_STMT_UPDATE) {
+        return plan_update(stmt, dml, &ast->u.update);
+    }
+    return plan_delete(stmt, dml, &ast->u.delete_);
+}
+
+int engine__plan_dml(struct engine_stmt *stmt)
+{
+    struct engine_dml *dml = engine__plan_alloc(stmt, sizeof(*dml));
+    const char *name;
+    const char *alias;
+    bool excluded;
+    int rc;
+
+    if (dml == NULL) {
+        return COMMON_ENOMEM;
+    }
+    dml->kind = stmt->ast->kind;
+    dml_target(stmt->ast, &name, &alias, &excluded, &dml->conflict);
+    dml->table = engine__catalog_find(stmt->db, name);
+    if (dml->table == NULL) {
+        if (strcasecmp(name, "sqlite_schema") == 0 ||
+            strcasecmp(name, "sqlite_master") == 0) {
+            return dml_error(stmt, "table %s may not be modified",
+                             "sqlite_master");
+        }
+        return dml_error(stmt, "no such table: %s", name);
+    }
+    rc = dml_scope(stmt, dml, alias, excluded);
+    if (rc == 0) {
+        rc = compile_defaults_and_checks(stmt, dml);
+    }
+    if (rc == 0) {
+        rc = plan_by_kind(stmt, dml);
+    }
+    if (rc != 0) {
+        return rc == COMMON_ENOMEM
+                   ? engine__db_error(stmt->db, rc, "out of memory")
+                   : rc;
+    }
+    stmt->dml = dml;
+    return engine__dml_init_row(stmt, dml);
+}

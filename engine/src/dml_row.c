@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * dml_row.c: one row of an INSERT, UPDATE or DELETE: NOT NULL, CHECK and
+ * UNIQUE constraints with their conflict resolution (lang_conflict.html:
+ * ROLLBACK, ABORT, FAIL, IGNORE, REPLACE; the statement's OR clause
+ * overrides the constraint's own), upserts (lang_upsert.html), the change
+ * with its undo record, and the RETURNING row.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "dml_int.h"
+
+#define ROW_SKIPPED ENGINE__DML_ROW_SKIPPED
+
+static enum ast_conflict resolve(const struct dml_run *run,
+                                 enum ast_conflict own)
+{
+    if (run->dml->conflict != AST_CONFLICT_DEFAULT) {
+        return run->dml->conflict;
+    }
+    return own != AST_CONFLICT_DEFAULT ? own : AST_CONFLICT_ABORT;
+}
+
+static int constraint_error(struct dml_run *run, enum ast_conflict mode,
+                            const char *kind, const char *what)
+{
+    run->failed = mode;
+    return engine__error(run->exec, ENGINE_ECONSTRAINT,
+                         "%s constraint failed: %s", kind, what);
+}
+
+/* Loads the one-row batch: the row, its rowid, the excluded row. */
+static void load_row(struct dml_run *run, const struct engine_value *values,
+                     int64_t rowid, const struct engine_value *excluded)
+{
+    struct engine_dml *dml = run->dml;
+    size_t n = dml->table->column_count;
+
+    for (size_t c = 0; c < n; c++) {
+        struct engine_value v = (ptrdiff_t)c == dml->table->rowid_alias
+                                    ? engine__value_int(rowid)
+                                    : values[c];
+
+        engine__vector_set(&dml->row.columns[c], 0, 0, v);
+    }
+    engine__vector_set(&dml->row.columns[n], 0, 0, engine__value_int(rowid));
+    for (size_t c = 0; excluded != NULL && c < n; c++) {
+        engine__vector_set(&dml->row.columns[n + 1 + c], 0, 0, excluded[c]);
+    }
+}
+
+int engine__dml_eval(struct dml_run *run, struct engine_expr *expr,
+                     struct engine_value *out)
+{
+    struct engine_eval eval = {.exec = run->exec, .arena = &run->row_arena};
+    const struct engine_vector *result;
+    int rc = engine__expr_eval(expr, &eval, &run->dml->row, &result);
+
+    if (rc == 0) {
+        *out = engine__vector_get(result, 0);
+    }
+    return rc;
+}
+
+static int check_not_null(struct dml_run *run, struct engine_value *values)
+{
+    const struct engine_table *table = run->dml->table;
+    char name[ENGINE__ERRMSG_SIZE];
+
+    for (size_t c = 0; c < table->column_count; c++) {
+        const struct engine_column_def *column = &table->columns[c];
+        enum ast_conflict mode;
+
+        if (!column->not_null || values[c].type != ENGINE_NULL ||
+            (ptrdiff_t)c == table->rowid_alias) {
+            continue;
+        }
+        mode = resolve(run, column->not_null_conflict);
+        if (mode == AST_CONFLICT_IGNORE) {
+            return ROW_SKIPPED;
+        }
+        if (mode == AST_CONFLICT_REPLACE && run->dml->defaults[c] != NULL) {
+            int rc = engine__dml_eval(run, run->dml->defaults[c], &values[c]);
+
+            if (rc != 0 || values[c].type != ENGINE_NULL) {
+                continue;
+            }
+        }
+        snprintf(name, sizeof(name), "%s.%s", table->name, column->name);
+        return constraint_error(
+            run, mode == AST_CONFLICT_REPLACE ? AST_CONFLICT_ABORT : mode,
+            "NOT NULL", name);
+    }
+    return 0;
+}
+
+static int check_checks(struct dml_run *run)
+{
+    struct engine_dml *dml = run->dml;
+
+    for (size_t i = 0; i < dml->check_count; i++) {
+        struct engine_value v;
+        enum ast_conflict mode;
+        int rc = engine__dml_eval(run, dml->checks[i], &v);
+
+        if (rc != 0) {
+            return rc;
+        }
+        if (engine__value_truth(&v) != 0) {
+            continue; /* true or NULL passes */
+        }
+        mode = resolve(run, AST_CONFLICT_DEFAULT);
+        if (mode == AST_CONFLICT_IGNORE) {
+            return ROW_SKIPPED;
+        }
+        return constraint_error(
+            run, mode == AST_CONFLICT_REPLACE ? AST_CONFLICT_ABORT : mode,
+            "CHECK", dml->check_names[i] ? dml->check_names[i] : "?");
+    }
+    return 0;
+}
+
+/* Applies each column's affinity to values. */
+static int apply_affinities(struct dml_run *run, struct engine_value *values)
+{
+    const struct engine_table *table = run->dml->table;
+
+    for (size_t c = 0; c < table->column_count; c++) {
+        int rc = engine__value_apply_affinity(
+            &values[c], table->columns[c].affinity, &run->row_arena);
+
+        if (rc != 0) {
+            return engine__error(run->exec, rc, "out of memory");
+        }
+    }
+    return 0;
+}
+
+/* A rowid given as a value: INTEGER after INTEGER affinity, or an error. */
+static int rowid_of(struct dml_run *run, struct engine_value v, int64_t *out)
+{
+    int rc = engine__value_apply_affinity(&v, ENGINE_AFFINITY_INTEGER,
+                                          &run->row_arena);
+
+    if (rc != 0) {
+        return engine__error(run->exec, rc, "out of memory");
+    }
+    if (v.type != ENGINE_INTEGER) {
+        run->failed = AST_CONFLICT_ABORT;
+        return engine__error(run->exec, ENGINE_EMISMATCH, "datatype mismatch");
+    }
+    *out = v.u.i;
+    return 0;
+}
+
+/* A row already holding a unique value of the new row. */
+struct conflict {
+    ptrdiff_t slot;
+    ptrdiff_t key; /* the unique key, or -2 for the rowid */
+};
+
+static size_t find_conflicts(struct dml_run *run,
+                             const struct engine_value *values, int64_t rowid,
+                             ptrdiff_t self, struct conflict *out)
+{
+    const struct engine_table *table = run->dml->table;
+    struct engine_value key_values[ENGINE_MAX_COLUMNS];
+    ptrdiff_t slot = engine__table_find_rowid(table, rowid);
+    size_t n = 0;
+
+    if (slot >= 0 && slot != self) {
+        out[n++] = (struct conflict){slot, -2};
+    }
+    for (size_t k = 0; k < table->key_count; k++) {
+        const struct engine_unique_key *key = &table->keys[k];
+
+        for (size_t i = 0; i < key->column_count; i++) {
+            key_values[i] = values[key->columns[i]];
+        }
+        slot = engine__table_find_key(table, k, key_values, self);
+        if (slot >= 0) {
+            out[n++] = (struct conflict){slot, (ptrdiff_t)k};
+        }
+    }
+    return n;
+}
+
+static int unique_error(struct dml_run *run, enum ast_conflict mode,
+                        const struct conflict *conflict)
+{
+    const struct engine_table *table = run->dml->table;
+    char names[ENGINE__ERRMSG_SIZE];
+
+    if (conflict->key == -2) {
+        snprintf(names, sizeof(names), "%s.%s", table->name,
+                 table->rowid_alias >= 0
+                     ? table->columns[table->rowid_alias].name
+                     : "rowid");
+    } else {
+        const struct engine_unique_key *key = &table->keys[conflict->key];
+
+        engine__key_columns_text(table, key->columns, key->column_count, names,
+                                 sizeof(names));
+    }
+    return constraint_error(run, mode, "UNIQUE", names);
+}
+
+static enum ast_conflict conflict_mode(struct dml_run *run,
+                                       const struct conflict *conflict)
+{
+    const struct engine_table *table = run->dml->table;
+
+    return resolve(run, conflict->key >= 0 ? table->keys[conflict->key].conflict
+                                           : AST_CONFLICT_DEFAULT);
+}
+
+/* REPLACE: deletes every conflicting row; else the resolution's outcome. */
+static int resolve_conflicts(struct dml_run *run,
+                             const struct conflict *conflicts, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        enum ast_conflict mode = conflict_mode(run, &conflicts[i]);
+
+        if (mode == AST_CONFLICT_IGNORE) {
+            return ROW_SKIPPED;
+        }
+        if (mode != AST_CONFLICT_REPLACE) {
+            return unique_error(run, mode, &conflicts[i]);
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (!run->dml->table->deleted[conflicts[i].slot]) {
+            int rc = engine__dml_delete_row(run, (size_t)conflicts[i].slot);
+
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The upsert that handles the first conflict, or NULL. */
+static const struct dml_upsert *find_upsert(const struct dml_run *run,
+                                            const struct conflict *first)
+{
+    for (size_t i = 0; i < run->dml->upsert_count; i++) {
+        const struct dml_upsert *upsert = &run->dml->upserts[i];
+
+        if (upsert->key == -1 || upsert->key == first->key) {
+            return upsert;
+        }
+    }
+    return NULL;
+}
+
+static int run_upsert(struct dml_run *run, const struct dml_upsert *upsert,
+                      size_t slot, const struct engine_value *excluded)
+{
+    struct engine_value keep;
+    int rc;
+
+    if (upsert->do_nothing) {
+        return ROW_SKIPPED;
+    }
+    if (upsert->where != NULL) {
+        struct engine_value old[ENGINE_MAX_COLUMNS];
+        const struct engine_table *table = run->dml->table;
+
+        for (size_t c = 0; c < table->column_count; c++) {
+            old[c] = engine__table_get(table, slot, c);
+        }
+        load_row(run, old, table->rowids[slot], excluded);
+        rc = engine__dml_eval(run, upsert->where, &keep);
+        if (rc != 0 || engine__value_truth(&keep) != 1) {
+            return rc != 0 ? rc : ROW_SKIPPED;
+        }
+    }
+    rc = engine__dml_update_row(run, slot, upsert->assignments,
+                                upsert->assignment_count, excluded);
+    return rc == 0 ? ROW_SKIPPED : rc;
+}
+
+/* Appends the RETURNING row of the row loaded in the one-row batch. */
+static int add_returning(struct dml_run *run)
+{
+    struct engine_stmt *stmt = run->stmt;
+    size_t width = run->dml->returning_count;
+    struct engine_value *row;
+
+    if (width == 0) {
+        return 0;
+    }
+    if (stmt->returning_count == stmt->returning_capacity) {
+        size_t grown =
+            stmt->returning_capacity ? stmt->returning_capacity * 2 : 16;
+        struct engine_value *more = common_realloc_array(
+            stmt->returning, grown * width + 1, sizeof(*more));
+
+        if (more == NULL) {
+            return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
+        stmt->returning = more;
+        stmt->returning_capacity = grown;
+    }
+    row = &stmt->returning[stmt->returning_count * width];
+    for (size_t c = 0; c < width; c++) {
+        int rc = engine__dml_eval(run, run->dml->returning[c], &row[c]);
+
+        if (rc == 0 && engine__dml_keep(&stmt->result_arena, &row[c]) != 0) {
+            rc = engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    stmt->returning_count++;
+    return 0;
+}
+
+/* The checks every new row version passes, loaded in the one-row batch. */
+static int check_row(struct dml_run *run, struct engine_value *values,
+                     int64_t rowid)
+{
+    int rc = check_not_null(run, values);
+
+    if (rc == 0) {
+        load_row(run, values, rowid, NULL);
+        rc = check_checks(run);
+    }
+    return rc;
+}
+
+static int insert_checked(struct dml_run *run, struct engine_value *values,
+                          int64_t rowid)
+{
+    struct engine_table *table = run->dml->table;
+    size_t slot;
+    int rc = engine__table_insert(table, rowid, values, &slot);
+
+    if (rc == 0) {
+        rc = engine__undo_record(run->db, ENGINE_UNDO_INSERT, table, slot);
+        if (rc != 0) {
+            engine__table_delete(table, slot);
+        }
+    }
+    if (rc != 0) {
+        return engine__error(run->exec, rc, "out of memory");
+    }
+    run->db->last_insert_rowid = rowid;
+    run->changes++;
+    load_row(run, values, rowid, NULL);
+    return add_returning(run);
+}
+
+int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
+                           bool has_rowid, int64_t rowid)
+{
+    struct engine_table *table = run->dml->table;
+    struct conflict conflicts[ENGINE_MAX_COLUMNS + 1];
+    const struct dml_upsert *upsert;
+    size_t count;
+    int rc = apply_affinities(run, values);
+
+    if (rc == 0 && !has_rowid) {
+        rowid = engine__table_next_rowid(table);
+        if (rowid < 0) {
+            return engine__error(run->exec, ENGINE_ECONSTRAINT,
+                                 "database or disk is full");
+        }
+    }
+    if (rc == 0 && table->rowid_alias >= 0) {
+        values[table->rowid_alias] = engine__value_int(rowid);
+    }
+    if (rc == 0) {
+        rc = check_row(run, values, rowid);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    count = find_conflicts(run, values, rowid, -1, conflicts);
+    upsert = count > 0 ? find_upsert(run, &conflicts[0]) : NULL;
+    if (upsert != NULL) {
+        return run_upsert(run, upsert, (size_t)conflicts[0].slot, values);
+    }
+    rc = count > 0 ? resolve_conflicts(run, conflicts, count) : 0;
+    return rc == 0 ? insert_checked(run, values, rowid) : rc;
+}
+
+/* New values of slot's row: the old ones with the assignments applied. */
+static int assign(struct dml_run *run, size_t slot,
+                  const struct dml_assignment *assignments, size_t count,
+                  const struct engine_value *excluded,
+                  struct engine_value *values, int64_t *rowid)
+{
+    const struct engine_table *table = run->dml->table;
+    struct engine_value computed[ENGINE_MAX_COLUMNS + 1];
+
+    for (size_t c = 0; c < table->column_count; c++) {
+        values[c] = engine__table_get(table, slot, c);
+    }
+    *rowid = table->rowids[slot];
+    load_row(run, values, *rowid, excluded);
+    /* Every SET value is computed from the old row before any is stored. */
+    for (size_t i = 0; i < count; i++) {
+        int rc = engine__dml_eval(run, assignments[i].value, &computed[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        size_t column = assignments[i].column;
+        int rc = 0;
+
+        if (column == SIZE_MAX) {
+            rc = rowid_of(run, computed[i], rowid);
+        } else {
+            values[column] = computed[i];
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return apply_affinities(run, values);
+}
+
+int engine__dml_update_row(struct dml_run *run, size_t slot,
+                           const struct dml_assignment *assignments,
+                           size_t assignment_count,
+                           const struct engine_value *excluded)
+{
+    struct engine_table *table = run->dml->table;
+    struct engine_value values[ENGINE_MAX_COLUMNS + 1];
+    struct conflict conflicts[ENGINE_MAX_COLUMNS + 1];
+    size_t count;
+    int64_t rowid;
+    int rc = assign(run, slot, assignments, assignment_count, excluded, values,
+                    &rowid);
+
+    if (rc == 0 && table->rowid_alias >= 0) {
+        values[table->rowid_alias] = engine__value_int(rowid);
+    }
+    if (rc == 0) {
+        rc = check_row(run, values, rowid);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    count = find_conflicts(run, values, rowid, (ptrdiff_t)slot, conflicts);
+    rc = count > 0 ? resolve_conflicts(run, conflicts, count) : 0;
+    if (rc != 0) {
+        return rc;
+    }
+    rc = engine__undo_record(run->db, ENGINE_UNDO_UPDATE, table, slot);
+    if (rc == 0) {
+        rc = engine__table_update(table, slot, rowid, values);
+    }
+    if (rc != 0) {
+        return engine__error(run->exec, rc, "out of memory");
+    }
+    run->changes++;
+    load_row(run, values, rowid, NULL);
+    return add_returning(run);
+}
+
+int engine__dml_delete_row(struct dml_run *run, size_t slot)
+{
+    struct engine_table *table = run->dml->table;
+    int rc = engine__undo_record(run->db, ENGINE_UNDO_DELETE, table, slot);
+
+    if (rc != 0) {
+        return engine__error(run->exec, rc, "out of memory");
+    }
+    engine__table_delete(table, slot);
+    return 0;
+}
+
+/* DELETE of one matched row: RETURNING sees it before it goes. */
+int engine__dml_delete_matched(struct dml_run *run, size_t slot)
+{
+    const struct engine_table *table = run->dml->table;
+    struct engine_value values[ENGINE_MAX_COLUMNS + 1];
+    int rc;
+
+    for (size_t c = 0; c < table->column_count; c++) {
+        values[c] = engine__table_get(table, slot, c);
+    }
+    load_row(run, values, table->rowids[slot], NULL);
+    rc = add_returning(run);
+    if (rc == 0) {
+        rc = engine__dml_delete_row(run, slot);
+    }
+    if (rc == 0) {
+        run->changes++;
+    }
+    return rc;
+}

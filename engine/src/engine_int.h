@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * engine_int.h: the structures the engine's files share: the database
+ * handle, prepared statements, the running-statement context, the undo log,
+ * and the operator interface of the vectorized executor.
+ *
+ * Plans: a statement is compiled once (prepare) into a tree of operators in
+ * the statement's plan arena. Each operator produces batches (vector.h) on
+ * demand: next() returns the following batch or NULL at the end; a batch
+ * and the bytes its values point at stay valid until the next call to that
+ * operator's next(), so an operator that keeps values (sort, aggregate)
+ * copies them into its own arena.
+ */
+#ifndef SINEW_ENGINE_INT_H
+#define SINEW_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "engine.h"
+#include "expr.h"
+#include "table.h"
+#include "vector.h"
+
+#define ENGINE__ERRMSG_SIZE 512
+
+/* ---- undo log: every change inside a transaction, newest last ---- */
+
+enum engine_undo_kind {
+    ENGINE_UNDO_INSERT,       /* a row was inserted at .slot */
+    ENGINE_UNDO_DELETE,       /* a row (.rowid, .values) was deleted */
+    ENGINE_UNDO_UPDATE,       /* .slot held (.rowid, .values) before */
+    ENGINE_UNDO_CREATE_TABLE, /* .table was created */
+    ENGINE_UNDO_DROP_TABLE,   /* .table was dropped (kept alive here) */
+    ENGINE_UNDO_CREATE_INDEX, /* .table gained index .index_name */
+};
+
+struct engine_undo {
+    enum engine_undo_kind kind;
+    struct engine_table *table;
+    size_t slot;
+    int64_t rowid;
+    struct engine_value *values; /* copies in the log's arena */
+};
+
+struct engine_db {
+    struct engine_table **tables; /* the catalog, in creation order */
+    size_t table_count;
+    size_t table_capacity;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    int errcode;
+    int64_t changes;
+    int64_t total_changes;
+    int64_t last_insert_rowid;
+    uint64_t random_state;
+    bool in_transaction; /* BEGIN seen, no COMMIT/ROLLBACK yet */
+    struct engine_undo *undo;
+    size_t undo_count;
+    size_t undo_capacity;
+    struct engine_arena undo_arena;
+    uint64_t schema_version;  /* bumped by DDL: prepared plans re-prepare */
+    uint64_t object_sequence; /* last creation number given to a table or
+                                 index (sqlite_schema lists them in it) */
+    struct engine_stmt *open_statements; /* list through next_open */
+};
+
+/* ---- operators ---- */
+
+struct engine_op;
+
+struct engine_op_ops {
+    /* Starts (or restarts) producing from the beginning. */
+    int (*open)(struct engine_op *op, struct engine_exec *exec);
+    /* Sets *out to the next batch, or NULL when there are no more. */
+    int (*next)(struct engine_op *op, struct engine_exec *exec,
+                struct engine_batch **out);
+    /* Frees what the operator owns (plan arena memory excepted). */
+    void (*destroy)(struct engine_op *op);
+};
+
+struct engine_op {
+    const struct engine_op_ops *ops;
+    struct engine_op *child;   /* input, or NULL for sources */
+    struct engine_batch batch; /* output batch with owned vectors */
+    struct engine_arena arena; /* bytes of the current output batch */
+    size_t column_count;       /* output columns */
+    void *state;               /* the operator's own data (plan arena) */
+};
+
+/* An uncorrelated subquery: run once per execution, its result cached. */
+struct engine_subquery {
+    struct engine_op *root;
+    bool evaluated;
+    bool is_set;               /* IN (SELECT ...): all values kept */
+    struct engine_value value; /* scalar: first row's first column */
+    bool exists;               /* at least one row */
+    struct engine_value *set;  /* IN: distinct values of the first column */
+    size_t set_count;
+    bool set_has_null;
+    enum engine_affinity affinity; /* applied to values compared with it */
+    struct engine_arena arena;     /* bytes of value and set */
+};
+
+/* A running statement: what expressions and operators read. */
+struct engine_exec {
+    struct engine_db *db;
+    struct engine_stmt *stmt;
+    const struct engine_value *parameters; /* [1..parameter_count] */
+    int parameter_count;
+    struct engine_subquery **subqueries;
+    size_t subquery_count;
+};
+
+struct engine_stmt {
+    struct engine_db *db;
+    struct engine_stmt *next_open; /* the db's list of open statements */
+    char *sql;                     /* this statement's text, owned */
+    struct engine_arena plan_arena;
+    struct ast_stmt *ast;    /* in plan_arena */
+    uint64_t schema_version; /* of the catalog the plan was made for */
+    struct engine_op *root;  /* result rows, or NULL */
+    struct engine_op **ops;  /* every operator, for destroy */
+    size_t op_count;
+    size_t op_capacity;
+    struct engine_subquery **subqueries;
+    size_t subquery_count;
+    struct engine_expr **exprs; /* every expression root, for close */
+    size_t expr_count;
+    size_t expr_capacity;
+    char **column_names; /* in plan_arena */
+    int column_count;
+    struct engine_value *parameters; /* [0..parameter_count], owned bytes */
+    int parameter_count;
+    struct engine_exec exec;
+    /* execution state */
+    int state; /* ENGINE__STMT_READY, _RUNNING, _DONE */
+    int last_rc;
+    struct engine_batch *batch;       /* current batch of result rows */
+    uint32_t batch_index;             /* live-row position inside batch */
+    uint32_t row;                     /* row index of the current result row */
+    struct engine_arena result_arena; /* RETURNING and DML result rows */
+    struct engine_arena column_arena; /* column_text conversions */
+    struct engine_dml *dml;           /* INSERT/UPDATE/DELETE plan */
+    struct engine_value *returning;   /* RETURNING rows, row-major */
+    size_t returning_count;
+    size_t returning_capacity;
+    size_t returning_next;              /* next row to hand out */
+    const struct engine_value *current; /* current RETURNING row, or NULL */
+};
+
+#define ENGINE__STMT_READY 0
+#define ENGINE__STMT_RUNNING 1
+#define ENGINE__STMT_DONE 2
+
+/* Records an error on the running statement's database. */
+int engine__error(struct engine_exec *exec, int rc, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+int engine__db_error(struct engine_db *db, int rc, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+void engine__db_clear_error(struct engine_db *db);
+
+/* Catalog (catalog.c). */
+struct engine_table *engine__catalog_find(const struct engine_db *db,
+                                          const char *name);
+int engine__catalog_add(struct engine_db *db, struct engine_table *table);
+void engine__catalog_remove(struct engine_db *db, struct engine_table *table);
+
+/* "t.a, t.b": key columns as UNIQUE constraint errors name them. */
+void engine__key_columns_text(const struct engine_table *table,
+                              const size_t *columns, size_t count, char *out,
+                              size_t size);
+
+/* Undo log (undo.c). */
+int engine__undo_record(struct engine_db *db, enum engine_undo_kind kind,
+                        struct engine_table *table, size_t slot);
+void engine__undo_rollback(struct engine_db *db, size_t to_count);
+void engine__undo_commit(struct engine_db *db);
+
+/* Planning (plan_*.c): compiles stmt->ast into stmt->root. */
+int engine__plan(struct engine_stmt *stmt);
+
+/* Registers an operator or expression with its statement for cleanup. */
+int engine__stmt_own_op(struct engine_stmt *stmt, struct engine_op *op);
+int engine__stmt_own_expr(struct engine_stmt *stmt, struct engine_expr *e);
+int engine__stmt_own_subquery(struct engine_stmt *stmt,
+                              struct engine_subquery *subquery);
+
+/* Operator constructors (op_*.c). Each allocates in stmt's plan arena,
+ * registers itself, and returns NULL when out of memory. */
+struct engine_op *engine__op_values(struct engine_stmt *stmt,
+                                    struct engine_expr **exprs,
+                                    size_t row_count, size_t column_count);
+struct engine_op *engine__op_scan(struct engine_stmt *stmt,
+                                  struct engine_table *table,
+                                  const size_t *columns, size_t column_count);
+struct engine_op *engine__op_filter(struct engine_stmt *stmt,
+                                    struct engine_op *child,
+                                    struct engine_expr *predicate);
+struct engine_op *engine__op_project(struct engine_stmt *stmt,
+                                     struct engine_op *child,
+                                     struct engine_expr **exprs, size_t count);
+struct engine_op *engine__op_limit(struct engine_stmt *stmt,
+                                   struct engine_op *child,
+                                   struct engine_expr *limit,
+                                   struct engine_expr *offset);
+struct engine_op *engine__op_distinct(struct engine_stmt *stmt,
+                                      struct engine_op *child,
+                                      const enum engine_collation *collations,
+                                      size_t key_count);
+
+struct engine_sort_key {
+    size_t column; /* input column */
+    bool descending;
+    bool nulls_first;
+    enum engine_collation collation;
+};
+struct engine_op *engine__op_sort(struct engine_stmt *stmt,
+                                  struct engine_op *child,
+                                  const struct engine_sort_key *keys,
+                                  size_t key_count);
+
+/* Aggregation: output columns are the group keys, then one column per
+ * aggregate spec (a spec whose def is NULL is an unused slot and outputs
+ * NULL), then the "bare" expressions, valued at the group's last row. With
+ * sort_groups, groups come out in key order (SQLite's GROUP BY sorts). */
+struct engine_aggregate_spec {
+    const struct engine_aggregate_def *def;
+    struct engine_expr **args; /* over the input */
+    size_t arg_count;
+    bool distinct;
+    bool count_star;
+    struct engine_expr *filter; /* or NULL */
+    enum engine_collation collation;
+};
+struct engine_op *
+engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
+                     struct engine_expr **keys, size_t key_count,
+                     const struct engine_aggregate_spec *aggregates,
+                     size_t aggregate_count, struct engine_expr **bare,
+                     size_t bare_count, bool sort_groups);
+
+/* Materialized rows: count rows of column_count values (row-major), the
+ * values' bytes in the plan arena. */
+struct engine_op *engine__op_rows(struct engine_stmt *stmt,
+                                  const struct engine_value *values,
+                                  size_t row_count, size_t column_count);
+
+/* A new operator in the plan arena, registered with the statement: state
+ * gets state_size zeroed bytes; the output batch has column_count vectors,
+ * owned (allocated) or views to be pointed elsewhere by the operator. */
+struct engine_op *engine__op_new(struct engine_stmt *stmt,
+                                 const struct engine_op_ops *ops,
+                                 struct engine_op *child, size_t state_size,
+                                 size_t column_count, bool owned_columns);
+
+/* Frees the output batch and arena: the destroy of most operators. */
+void engine__op_destroy_default(struct engine_op *op);
+
+/* Allocates the output batch of op with column_count VALUES vectors. */
+int engine__op_init_batch(struct engine_op *op, size_t column_count);
+
+/* Pulls every batch of a subquery's plan and caches its result. */
+int engine__subquery_run(struct engine_subquery *subquery,
+                         struct engine_exec *exec);
+
+/* DML (dml_*.c): planned at prepare, run whole at the first step; the
+ * RETURNING rows are kept in the statement and handed out by later steps. */
+struct engine_dml;
+int engine__plan_dml(struct engine_stmt *stmt);
+int engine__execute_dml(struct engine_stmt *stmt);
+
+/* DDL and transaction control (ddl.c), run at the first step. */
+int engine__execute_ddl(struct engine_stmt *stmt);
+
+/* Statements (stmt.c, stmt_data.c). */
+int engine__stmt_plan(struct engine_stmt *stmt);
+void engine__stmt_clear_results(struct engine_stmt *stmt);
+struct engine_value engine__stmt_value(const struct engine_stmt *stmt,
+                                       int column);
+
+#endif /* SINEW_ENGINE_INT_H */

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * expr.c: vectorized evaluation of compiled expressions (expr.h).
+ *
+ * Each node evaluates its children over the batch, then computes its own
+ * rows: typed kernels when the inputs are INT64/DOUBLE vectors and the
+ * operation cannot leave the type (integer overflow bails out to the row
+ * path), otherwise value.h's rules row by row. AND, OR and CASE evaluate
+ * their later operands only on the rows that still need them, as SQLite's
+ * short-circuit jumps do, so `0 AND abs(-9223372036854775808)` is 0, not
+ * an overflow error.
+ */
+#include "expr.h"
+
+#include <string.h>
+
+#include "engine_int.h"
+#include "expr_int.h"
+#include "func_int.h"
+
+int engine__expr_compare_values(const struct engine_expr *expr,
+                                struct engine_value a, struct engine_value b,
+                                struct engine_arena *arena, int *result)
+{
+    enum engine_compare_op op = expr->u.compare;
+    int rc = engine__comparison_prepare(&a, expr->args[0]->affinity, &b,
+                                        expr->args[1]->affinity, arena);
+    int c;
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (a.type == ENGINE_NULL || b.type == ENGINE_NULL) {
+        bool both = a.type == b.type;
+
+        if (op == ENGINE_COMPARE_IS) {
+            *result = both;
+        } else if (op == ENGINE_COMPARE_IS_NOT) {
+            *result = !both;
+        } else {
+            *result = -1;
+        }
+        return 0;
+    }
+    c = engine__value_compare(&a, &b, expr->collation);
+    *result = engine__compare_outcome(op, c);
+    return 0;
+}
+
+int engine__compare_outcome(enum engine_compare_op op, int c)
+{
+    switch (op) {
+    case ENGINE_COMPARE_EQ:
+    case ENGINE_COMPARE_IS:
+        return c == 0;
+    case ENGINE_COMPARE_NE:
+    case ENGINE_COMPARE_IS_NOT:
+        return c != 0;
+    case ENGINE_COMPARE_LT:
+        return c < 0;
+    case ENGINE_COMPARE_LE:
+        return c <= 0;
+    case ENGINE_COMPARE_GT:
+        return c > 0;
+    default:
+        return c >= 0;
+    }
+}
+
+static void set_bool(struct engine_vector *out, uint32_t row, int truth)
+{
+    out->nulls[row] = truth < 0;
+    out->data.i64[row] = truth > 0;
+}
+
+/* Evaluates every argument of expr over batch into vals. */
+static int eval_args(struct engine_expr *expr, struct engine_eval *eval,
+                     const struct engine_batch *batch,
+                     const struct engine_vector **vals)
+{
+    for (size_t i = 0; i < expr->arg_count; i++) {
+        int rc = engine__expr_eval(expr->args[i], eval, batch, &vals[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int eval_constant(struct engine_expr *expr, struct engine_value v,
+                         const struct engine_batch *batch)
+{
+    struct engine_vector *out = &expr->result;
+
+    out->kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+
+        out->nulls[row] = v.type == ENGINE_NULL;
+        out->data.values[row] = v;
+    }
+    return 0;
+}
+
+static int eval_compare(struct engine_expr *expr, struct engine_eval *eval,
+                        const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[2];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_INT64;
+    if (engine__compare_kernel(expr, vals[0], vals[1], batch, out)) {
+        return 0;
+    }
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        int truth = 0;
+
+        rc = engine__expr_compare_values(expr, engine__vector_get(vals[0], row),
+                                         engine__vector_get(vals[1], row),
+                                         eval->arena, &truth);
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "out of memory");
+        }
+        set_bool(out, row, truth);
+    }
+    return 0;
+}
+
+static int eval_arith(struct engine_expr *expr, struct engine_eval *eval,
+                      const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[2];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (engine__arith_kernel(expr->u.arith, vals[0], vals[1], batch, out)) {
+        return 0;
+    }
+    out->kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value a = engine__vector_get(vals[0], row);
+        struct engine_value b = engine__vector_get(vals[1], row);
+        struct engine_value v;
+
+        engine__value_arith(expr->u.arith, &a, &b, &v);
+        out->nulls[row] = v.type == ENGINE_NULL;
+        out->data.values[row] = v;
+    }
+    return 0;
+}
+
+/* Unary operators and others computed from one value per row. */
+static int unary_value(struct engine_expr *expr, struct engine_eval *eval,
+                       struct engine_value a, struct engine_value *v)
+{
+    switch (expr->op) {
+    case ENGINE_EXPR_NEGATE:
+        engine__value_negate(&a, v);
+        return 0;
+    case ENGINE_EXPR_BIT_NOT:
+        engine__value_bit_not(&a, v);
+        return 0;
+    case ENGINE_EXPR_NOT: {
+        int truth = engine__value_truth(&a);
+
+        *v = truth < 0 ? engine__value_null() : engine__value_int(!truth);
+        return 0;
+    }
+    case ENGINE_EXPR_IS_NULL:
+        *v = engine__value_int(a.type == ENGINE_NULL);
+        return 0;
+    case ENGINE_EXPR_NOT_NULL:
+        *v = engine__value_int(a.type != ENGINE_NULL);
+        return 0;
+    default:
+        ASSERT(expr->op == ENGINE_EXPR_CAST);
+        return engine__value_cast(&a, expr->u.cast_affinity, eval->arena, v);
+    }
+}
+
+static int eval_unary(struct engine_expr *expr, struct engine_eval *eval,
+                      const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[1];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value v;
+
+        rc = unary_value(expr, eval, engine__vector_get(vals[0], row), &v);
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "out of memory");
+        }
+        out->nulls[row] = v.type == ENGINE_NULL;
+        out->data.values[row] = v;
+    }
+    return 0;
+}
+
+static int eval_concat(struct engine_expr *expr, struct engine_eval *eval,
+                       const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[2];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value a = engine__vector_get(vals[0], row);
+        struct engine_value b = engine__vector_get(vals[1], row);
+        struct engine_value v;
+
+        rc = engine__value_concat(&a, &b, eval->arena, &v);
+        if (rc == ENGINE_ETOOBIG) {
+            return engine__error(eval->exec, rc, "string or blob too big");
+        }
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "out of memory");
+        }
+        out->nulls[row] = v.type == ENGINE_NULL;
+        out->data.values[row] = v;
+    }
+    return 0;
+}
+
+static int eval_function(struct engine_expr *expr, struct engine_eval *eval,
+                         const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[ENGINE__FUNCTION_ARGS_MAX];
+    struct engine_value argv[ENGINE__FUNCTION_ARGS_MAX];
+    struct engine_func_context ctx;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    engine__func_context_init(&ctx, eval, expr->collation, errmsg,
+                              sizeof(errmsg));
+    out->kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value v;
+
+        for (size_t a = 0; a < expr->arg_count; a++) {
+            argv[a] = engine__vector_get(vals[a], row);
+        }
+        rc = expr->u.function->fn(&ctx, (int)expr->arg_count, argv, &v);
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "%s",
+                                 errmsg[0] ? errmsg : engine_strerror(rc));
+        }
+        out->nulls[row] = v.type == ENGINE_NULL;
+        out->data.values[row] = v;
+    }
+    return 0;
+}
+
+void engine__func_context_init(struct engine_func_context *ctx,
+                               struct engine_eval *eval,
+                               enum engine_collation collation, char *errmsg,
+                               size_t errmsg_size)
+{
+    struct engine_db *db = eval->exec->db;
+
+    ctx->arena = eval->arena;
+    ctx->collation = collation;
+    ctx->changes = db->changes;
+    ctx->total_changes = db->total_changes;
+    ctx->last_insert_rowid = db->last_insert_rowid;
+    ctx->random_state = &db->random_state;
+    ctx->errmsg = errmsg;
+    ctx->errmsg_size = errmsg_size;
+    errmsg[0] = '\0';
+}
+
+/* The escape character of LIKE ... ESCAPE e: one UTF-8 character. */
+static int like_escape(struct engine_eval *eval, struct engine_value e,
+                       uint32_t *out)
+{
+    struct engine_value text;
+    const uint8_t *p;
+    const uint8_t *end;
+    int rc = engine__value_to_text(&e, eval->arena, &text);
+
+    if (rc != 0) {
+        return engine__error(eval->exec, rc, "out of memory");
+    }
+    p = text.u.s.bytes;
+    end = p + text.u.s.size;
+    if (text.u.s.size > 0) {
+        *out = engine__func_utf8_read(&p, end);
+    }
+    if (text.u.s.size == 0 || p != end) {
+        return engine__error(eval->exec, ENGINE_ESQL,
+                             "ESCAPE expression must be a single character");
+    }
+    return 0;
+}
+
+static int like_row(struct engine_expr *expr, struct engine_eval *eval,
+                    const struct engine_value *args, int *truth)
+{
+    struct engine_value text;
+    struct engine_value pattern;
+    uint32_t escape = 0;
+    bool match;
+    int rc;
+
+    if (args[0].type == ENGINE_NULL || args[1].type == ENGINE_NULL ||
+        (expr->arg_count > 2 && args[2].type == ENGINE_NULL)) {
+        *truth = -1;
+        return 0;
+    }
+    if (expr->arg_count > 2 && (rc = like_escape(eval, args[2], &escape))) {
+        return rc;
+    }
+    if (engine__value_to_text(&args[0], eval->arena, &text) != 0 ||
+        engine__value_to_text(&args[1], eval->arena, &pattern) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    if (expr->u.like == AST_LIKE_GLOB) {
+        match = engine__glob_match(pattern.u.s.bytes, pattern.u.s.size,
+                                   text.u.s.bytes, text.u.s.size);
+    } else {
+        match =
+            engine__like_match(pattern.u.s.bytes, pattern.u.s.size,
+                               text.u.s.bytes, text.u.s.size, escape, false);
+    }
+    *truth = match != expr->negated;
+    return 0;
+}
+
+static int eval_like(struct engine_expr *expr, struct engine_eval *eval,
+                     const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[3];
+    struct engine_vector *out = &expr->result;
+    int rc = eval_args(expr, eval, batch, vals);
+
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_INT64;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value args[3];
+        int truth = 0;
+
+        for (size_t a = 0; a < expr->arg_count; a++) {
+            args[a] = engine__vector_get(vals[a], row);
+        }
+        rc = like_row(expr, eval, args, &truth);
+        if (rc != 0) {
+            return rc;
+        }
+        set_bool(out, row, truth);
+    }
+    return 0;
+}
+
+/* x IN (list): 1 if x equals an item, NULL if not and x or an item is
+ * NULL, else 0 (lang_expr.html "The IN and NOT IN operators"). */
+static int in_list_row(struct engine_expr *expr, struct engine_eval *eval,
+                       const struct engine_vector **vals, uint32_t row,
+                       int *truth)
+{
+    struct engine_value x = engine__vector_get(vals[0], row);
+    struct engine_expr probe = *expr;
+    struct engine_expr *pair[2];
+    bool saw_null = false;
+
+    if (expr->arg_count == 1) {
+        *truth = expr->negated ? 1 : 0;
+        return 0;
+    }
+    probe.u.compare = ENGINE_COMPARE_EQ;
+    probe.args = pair;
+    pair[0] = expr->args[0];
+    for (size_t i = 1; i < expr->arg_count; i++) {
+        int equal;
+        int rc;
+
+        pair[1] = expr->args[i];
+        rc = engine__expr_compare_values(
+            &probe, x, engine__vector_get(vals[i], row), eval->arena, &equal);
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "out of memory");
+        }
+        if (equal > 0) {
+            *truth = !expr->negated;
+            return 0;
+        }
+        saw_null = saw_null || equal < 0;
+    }
+    *truth = saw_null ? -1 : expr->negated;
+    return 0;
+}
+
+static int eval_in_list(struct engine_expr *expr, struct engine_eval *eval,
+                        const struct engine_batch *batch)
+{
+    const struct engine_vector **vals =
+        engine__arena_alloc(eval->arena, expr->arg_count * sizeof(*vals));
+    struct engine_vector *out = &expr->result;
+    int rc;
+
+    if (vals == NULL) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    rc = eval_args(expr, eval, batch, vals);
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_INT64;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        int truth = 0;
+
+        rc = in_list_row(expr, eval, vals, row, &truth);
+        if (rc != 0) {
+            return rc;
+        }
+        set_bool(out, row, truth);
+    }
+    return 0;
+}
+
+static int run_subquery(struct engine_expr *expr, struct engine_eval *eval)
+{
+    struct engine_subquery *subquery = expr->u.subquery;
+
+    if (subquery->evaluated) {
+        return 0;
+    }
+    return engine__subquery_run(subquery, eval->exec);
+}
+
+/* x IN (SELECT ...) against the subquery's cached distinct values. */
+static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
+                        struct engine_value x, int *truth)
+{
+    const struct engine_subquery *subquery = expr->u.subquery;
+    struct engine_expr probe = *expr;
+    struct engine_expr other = {.affinity = subquery->affinity};
+    struct engine_expr *pair[2] = {expr->args[0], &other};
+
+    if (subquery->set_count == 0 && !subquery->set_has_null) {
+        *truth = expr->negated;
+        return 0;
+    }
+    probe.u.compare = ENGINE_COMPARE_EQ;
+    probe.args = pair;
+    for (size_t i = 0; i < subquery->set_count; i++) {
+        int equal;
+        int rc = engine__expr_compare_values(&probe, x, subquery->set[i],
+                                             eval->arena, &equal);
+
+        if (rc != 0) {
+            return engine__error(eval->exec, rc, "out of memory");
+        }
+        if (equal < 0) {
+            *truth = -1; /* x is NULL */
+            return 0;
+        }
+        if (equal > 0) {
+            *truth = !expr->negated;
+            return 0;
+        }
+    }
+    *truth = subquery->set_has_null ? -1 : expr->negated;
+    return 0;
+}
+
+static int eval_subquery(struct engine_expr *expr, struct engine_eval *eval,
+                         const struct engine_batch *batch)
+{
+    const struct engine_vector *vals[1];
+    struct engine_vector *out = &expr->result;
+    int rc = run_subquery(expr, eval);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (expr->op == ENGINE_EXPR_SUBQUERY) {
+        return eval_constant(expr, expr->u.subquery->value, batch);
+    }
+    if (expr->op == ENGINE_EXPR_EXISTS) {
+        return eval_constant(expr, engine__value_int(expr->u.subquery->exists),
+                             batch);
+    }
+    rc = eval_args(expr, eval, batch, vals);
+    if (rc != 0) {
+        return rc;
+    }
+    out->kind = ENGINE_VECTOR_INT64;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        int truth = 0;
+
+        rc = in_query_row(expr, eval, engine__vector_get(vals[0], row), &truth);
+        if (rc != 0) {
+            return rc;
+        }
+        set_bool(out, row, truth);
+    }
+    return 0;
+}
+
+/* A view of batch restricted to the rows of selection. */
+static void sub_batch(const struct engine_batch *batch, uint32_t *selection,
+                      uint32_t selected, struct engine_batch *out)
+{
+    *out = *batch;
+    out->selection = selection;
+    out->selected = selected;
+}
+
+/* AND / OR (lang_expr.html truth tables): the right operand is evaluated
+ * only on rows the left one does not decide. */
+static int eval_logic(struct engine_expr *expr, struct engine_eval *eval,
+                      const struct engine_batch *batch)
+{
+    bool is_and = expr->op == ENGINE_EXPR_AND;
+    struct engine_vector *out = &expr->result;
+    const struct engine_vector *left;
+    const struct engine_vector *right;
+    struct engine_batch rest;
+    uint32_t *selection;
+    uint32_t n = 0;
+    int rc = engine__expr_eval(expr->args[0], eval, batch, &left);
+
+    selection =
+        engine__arena_alloc(eval->arena, batch->selected * sizeof(uint32_t));
+    if (rc != 0 || selection == NULL) {
+        return rc != 0
+                   ? rc
+                   : engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    out->kind = ENGINE_VECTOR_INT64;
+    for (uint32_t i = 0; i < batch->selected; i++) {
+        uint32_t row = engine__batch_row(batch, i);
+        struct engine_value v = engine__vector_get(left, row);
+        int truth = engine__value_truth(&v);
+
+        set_bool(out, row, truth);
+        if (truth != (is_and ? 0 : 1)) {
+            selection[n++] = row;
+        }
+    }
+    sub_batch(batch, selection, n, &rest);
+    rc = engine__expr_eval(expr->args[1], eval, &rest, &right);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        uint32_t row = selection[i];
+        struct engine_value v = engine__vector_get(right, row);
+        int l = out->nulls[row] ? -1 : (int)out->data.i64[row];
+        int r = engine__value_truth(&v);
+
+        set_bool(out, row, engine__logic_combine(is_and, l, r));
+    }
+    return rc;
+}
+
+int engine__logic_combine(bool is_and, int l, int r)
+{
+    if (is_and) {
+        return (l == 0 || r == 0) ? 0 : (l < 0 || r < 0) ? -1 : 1;
+    }
+    return (l == 1 || r == 1) ? 1 : (l < 0 || r < 0) ? -1 : 0;
+}
+
+/* Evaluates arm (a THEN or ELSE) on rows and copies its results to out. */
+static int case_assign(struct engine_expr *arm, struct engine_eval *eval,
+                       const struct engine_batch *batch, uint32_t *rows,
+                       uint32_t count, struct engine_vector *out)
+{
+    const struct engine_vector *vals;
+    struct engine_batch part;
+    int rc;
+
+    if (count == 0) {
+        return 0;
+    }
+    sub_batch(batch, rows, count, &part);
+    rc = engine__expr_eval(arm, eval, &part, &vals);
+    for (uint32_t i = 0; rc == 0 && i < count; i++) {
+        struct engine_value v = engine__vector_get(vals, rows[i]);
+
+        out->nulls[rows[i]] = v.type == ENGINE_NULL;
+        out->data.values[rows[i]] = v;
+    }
+    return rc;
+}
+
+/* Whether WHEN arm `when` holds on row (CASE x WHEN v: x = v). */
+static int case_when_holds(struct engine_expr *expr, struct engine_eval *eval,
+                           const struct engine_vector *operand,
+                           const struct engine_vector *when, size_t arm,
+                           uint32_t row, bool *holds)
+{
+    struct engine_value w = engine__vector_get(when, row);
+    struct engine_expr probe = *expr;
+    struct engine_expr *pair[2] = {expr->args[0], expr->args[arm]};
+    int truth = 0;
+    int rc;
+
+    if (operand == NULL) {
+        *holds = engine__value_truth(&w) == 1;
+        return 0;
+    }
+    probe.u.compare = ENGINE_COMPARE_EQ;
+    probe.args = pair;
+    probe.collation = engine__binary_collation(expr->args[0], expr->args[arm]);
+    rc = engine__expr_compare_values(&probe, engine__vector_get(operand, row),
+                                     w, eval->arena, &truth);
+    *holds = truth == 1;
+    return rc;
+}
+
+/* Splits rows into those where arm holds (evaluating its THEN) and the
+ * rest, which stay in rows[0..*count). */
+static int case_arm(struct engine_expr *expr, struct engine_eval *eval,
+                    const struct engine_batch *batch,
+                    const struct engine_vector *operand, size_t arm,
+                    uint32_t *rows, uint32_t *count, uint32_t *matched)
+{
+    const struct engine_vector *when;
+    struct engine_batch part;
+    uint32_t kept = 0;
+    uint32_t hits = 0;
+    int rc;
+
+    sub_batch(batch, rows, *count, &part);
+    rc = engine__expr_eval(expr->args[arm], eval, &part, &when);
+    for (uint32_t i = 0; rc == 0 && i < *count; i++) {
+        bool holds;
+
+        rc = case_when_holds(expr, eval, operand, when, arm, rows[i], &holds);
+        if (holds) {
+            matched[hits++] = rows[i];
+        } else {
+            rows[kept++] = rows[i];
+        }
+    }
+    if (rc != 0) {
+        return engine__error(eval->exec, rc, "out of memory");
+    }
+    *count = kept;
+    return case_assign(expr->args[arm + 1], eval, batch, matched, hits,
+                       &expr->result);
+}
+
+static int eval_case(struct engine_expr *expr, struct engine_eval *eval,
+                     const struct engine_batch *batch)
+{
+    size_t first = expr->has_case_operand ? 1 : 0;
+    size_t arms_end = expr->arg_count - (expr->has_else ? 1 : 0);
+    const struct engine_vector *operand = NULL;
+    size_t bytes = batch->selected * sizeof(uint32_t) + 1;
+    uint32_t *rows = engine__arena_alloc(eval->arena, bytes);
+    uint32_t *matched = engine__arena_alloc(eval->arena, bytes);
+    uint32_t count = batch->selected;
+    int rc = 0;
+
+    if (rows == NULL || matched == NULL) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    expr->result.kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < count; i++) {
+        rows[i] = engine__batch_row(batch, i);
+        expr->result.nulls[rows[i]] = 1;
+        expr->result.data.values[rows[i]] = engine__value_null();
+    }
+    if (first == 1) {
+        rc = engine__expr_eval(expr->args[0], eval, batch, &operand);
+    }
+    for (size_t arm = first; rc == 0 && arm < arms_end && count > 0; arm += 2) {
+        rc = case_arm(expr, eval, batch, operand, arm, rows, &count, matched);
+    }
+    if (rc == 0 && expr->has_else) {
+        rc = case_assign(expr->args[expr->arg_count - 1], eval, batch, rows,
+                         count, &expr->result);
+    }
+    return rc;
+}
+
+int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
+                      const struct engine_batch *batch,
+                      const struct engine_vector **out)
+{
+    int rc;
+
+    if (expr->op == ENGINE_EXPR_COLUMN) {
+        *out = &batch->columns[expr->u.column];
+        return 0;
+    }
+    switch (expr->op) {
+    case ENGINE_EXPR_CONSTANT:
+        rc = eval_constant(expr, expr->u.constant, batch);
+        break;
+    case ENGINE_EXPR_PARAMETER:
+        rc = eval_constant(expr, eval->exec->parameters[expr->u.parameter],
+                           batch);
+        break;
+    case ENGINE_EXPR_COMPARE:
+        rc = eval_compare(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_ARITH:
+        rc = eval_arith(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_CONCAT:
+        rc = eval_concat(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_AND:
+    case ENGINE_EXPR_OR:
+        rc = eval_logic(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_CASE:
+        rc = eval_case(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_LIKE:
+        rc = eval_like(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_IN_LIST:
+        rc = eval_in_list(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_IN_QUERY:
+    case ENGINE_EXPR_SUBQUERY:
+    case ENGINE_EXPR_EXISTS:
+        rc = eval_subquery(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_FUNCTION:
+        rc = eval_function(expr, eval, batch);
+        break;
+    default:
+        rc = eval_unary(expr, eval, batch);
+        break;
+    }
+    *out = &expr->result;
+    return rc;
+}
+
+void engine__expr_close(struct engine_expr *expr)
+{
+    engine__vector_close(&expr->result);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * expr.h: compiled expressions and their vectorized evaluation.
+ *
+ * The planner turns an AST expression into a tree of struct engine_expr
+ * whose column references are resolved to input vector indexes, whose
+ * functions are looked up, and whose affinity and collation are known
+ * (SQLite's rules: a column carries its declared affinity and collation,
+ * CAST its type's affinity, COLLATE its collation; datatype3 §4.2 decides
+ * the conversions before a comparison).
+ *
+ * Evaluation works on a whole batch: each node computes its result for
+ * every live row into its own result vector (columns and constants just
+ * point at their data), typed kernels take INT64/DOUBLE vectors, and every
+ * other case runs value.h's rules row by row, so results always equal
+ * SQLite's.
+ */
+#ifndef SINEW_ENGINE_EXPR_H
+#define SINEW_ENGINE_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "func.h"
+#include "value.h"
+#include "vector.h"
+
+struct engine_exec;
+struct engine_subquery;
+
+enum engine_expr_op {
+    ENGINE_EXPR_CONSTANT,  /* .constant */
+    ENGINE_EXPR_PARAMETER, /* .parameter (1-based) */
+    ENGINE_EXPR_COLUMN,    /* .column: input vector index */
+    ENGINE_EXPR_NEGATE,
+    ENGINE_EXPR_BIT_NOT,
+    ENGINE_EXPR_NOT,
+    ENGINE_EXPR_ARITH,   /* .arith; args[0] op args[1] */
+    ENGINE_EXPR_CONCAT,  /* args[0] || args[1] */
+    ENGINE_EXPR_COMPARE, /* .compare; args[0] op args[1] */
+    ENGINE_EXPR_AND,
+    ENGINE_EXPR_OR,
+    ENGINE_EXPR_IS_NULL,
+    ENGINE_EXPR_NOT_NULL,
+    ENGINE_EXPR_CAST,     /* .cast_affinity */
+    ENGINE_EXPR_CASE,     /* args: [operand] when then ... [else] */
+    ENGINE_EXPR_LIKE,     /* .like; args: text, pattern, [escape] */
+    ENGINE_EXPR_IN_LIST,  /* args[0] IN (args[1..]) */
+    ENGINE_EXPR_IN_QUERY, /* args[0] IN (.subquery) */
+    ENGINE_EXPR_SUBQUERY, /* scalar (.subquery) */
+    ENGINE_EXPR_EXISTS,   /* EXISTS (.subquery) */
+    ENGINE_EXPR_FUNCTION, /* .function(args) */
+};
+
+enum engine_compare_op {
+    ENGINE_COMPARE_EQ,
+    ENGINE_COMPARE_NE,
+    ENGINE_COMPARE_LT,
+    ENGINE_COMPARE_LE,
+    ENGINE_COMPARE_GT,
+    ENGINE_COMPARE_GE,
+    ENGINE_COMPARE_IS,
+    ENGINE_COMPARE_IS_NOT,
+};
+
+struct engine_expr {
+    enum engine_expr_op op;
+    enum engine_affinity affinity;   /* the expression's own affinity */
+    enum engine_collation collation; /* for comparisons and sorting */
+    bool has_collation;              /* set by COLLATE or a column */
+    bool explicit_collation;         /* set by COLLATE */
+    bool negated;                    /* NOT LIKE, NOT IN */
+    bool has_case_operand;           /* CASE x WHEN ... */
+    bool has_else;                   /* CASE ... ELSE */
+    struct engine_expr **args;
+    size_t arg_count;
+    union {
+        struct engine_value constant; /* bytes in the plan's arena */
+        int parameter;
+        size_t column;
+        enum engine_arith_op arith;
+        enum engine_compare_op compare;
+        enum engine_affinity cast_affinity;
+        enum ast_like_kind like;
+        const struct engine_scalar_def *function;
+        struct engine_subquery *subquery;
+    } u;
+    struct engine_vector result; /* owned; computed rows of the batch */
+};
+
+/* What evaluation needs from the running statement. */
+struct engine_eval {
+    struct engine_exec *exec;   /* parameters, subqueries, errors */
+    struct engine_arena *arena; /* bytes of results; valid for the batch */
+};
+
+/* Evaluates expr for every live row of batch; *out points at a vector
+ * holding the results at the rows' indexes (expr's own, or a column of the
+ * batch). 0, or an error with the message in the statement. */
+int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
+                      const struct engine_batch *batch,
+                      const struct engine_vector **out);
+
+/* Frees the node's result vector (the node itself is in the plan arena;
+ * the statement closes every node it registered). */
+void engine__expr_close(struct engine_expr *expr);
+
+/* Result of a comparison under SQLite's rules (after §4.2 conversions with
+ * the operands' affinities): 1, 0, or -1 for NULL. */
+int engine__expr_compare_values(const struct engine_expr *expr,
+                                struct engine_value a, struct engine_value b,
+                                struct engine_arena *arena, int *result);
+
+#endif /* SINEW_ENGINE_EXPR_H */

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * expr_compile.c: from AST expressions to executable ones (expr.h): name
+ * resolution against a scope, affinity and collation by SQLite's rules
+ * (datatype3.html §4.2 and §7), function lookup, and, above a GROUP BY,
+ * the rewrite of group keys, aggregate calls and bare columns into reads
+ * of the aggregation's output (resolve.c and select.c do the same in
+ * SQLite).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr_int.h"
+#include "plan.h"
+
+static int compile(struct engine_compile *ctx, const struct ast_expr *ast,
+                   struct engine_expr **out);
+
+static struct engine_expr *new_expr(struct engine_compile *ctx,
+                                    enum engine_expr_op op, size_t arg_count)
+{
+    struct engine_expr *e = engine__plan_alloc(ctx->stmt, sizeof(*e));
+
+    if (e == NULL) {
+        return NULL;
+    }
+    e->op = op;
+    e->affinity = ENGINE_AFFINITY_BLOB;
+    e->collation = ENGINE_COLLATION_BINARY;
+    if (arg_count > 0) {
+        e->args = engine__plan_alloc(ctx->stmt, arg_count * sizeof(*e->args));
+        if (e->args == NULL) {
+            return NULL;
+        }
+    }
+    e->arg_count = arg_count;
+    if (op == ENGINE_EXPR_COLUMN) {
+        return e;
+    }
+    /* Every node with a result vector is registered at once, so the
+     * statement frees it even when compilation fails half way. */
+    if (engine__vector_init(&e->result, ENGINE_VECTOR_VALUES) != 0 ||
+        engine__stmt_own_expr(ctx->stmt, e) != 0) {
+        engine__vector_close(&e->result);
+        engine__db_error(ctx->stmt->db, COMMON_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return e;
+}
+
+static int oom(struct engine_compile *ctx)
+{
+    return engine__db_error(ctx->stmt->db, COMMON_ENOMEM, "out of memory");
+}
+
+static int sql_error(struct engine_compile *ctx, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int sql_error(struct engine_compile *ctx, const char *format, ...)
+{
+    char message[ENGINE__ERRMSG_SIZE];
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    return engine__db_error(ctx->stmt->db, ENGINE_ESQL, "%s", message);
+}
+
+enum engine_collation engine__binary_collation(const struct engine_expr *a,
+                                               const struct engine_expr *b)
+{
+    if (a->explicit_collation) {
+        return a->collation;
+    }
+    if (b->explicit_collation) {
+        return b->collation;
+    }
+    if (a->has_collation) {
+        return a->collation;
+    }
+    if (b->has_collation) {
+        return b->collation;
+    }
+    return ENGINE_COLLATION_BINARY;
+}
+
+/* Compiles the children of ast given in list into e->args from first. */
+static int compile_list(struct engine_compile *ctx,
+                        const struct ast_expr_list *list, struct engine_expr *e,
+                        size_t first)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        int rc = compile(ctx, list->items[i], &e->args[first + i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static bool is_rowid_name(const char *name)
+{
+    return strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+           strcasecmp(name, "_rowid_") == 0;
+}
+
+static bool table_matches(const struct engine_scope *scope, const char *name)
+{
+    if (scope->alias != NULL) {
+        return strcasecmp(scope->alias, name) == 0;
+    }
+    return scope->table_name != NULL &&
+           strcasecmp(scope->table_name, name) == 0;
+}
+
+/* Whether scope column c answers to table qualifier name. */
+static bool column_in_table(const struct engine_scope *scope,
+                            const struct engine_scope_column *c,
+                            const char *name)
+{
+    if (c->table != NULL && strcasecmp(c->table, "excluded") == 0) {
+        return strcasecmp(name, "excluded") == 0;
+    }
+    return table_matches(scope, name);
+}
+
+/* The scope column named name, or -1. */
+static ptrdiff_t find_column(const struct engine_scope *scope,
+                             const char *table, const char *name)
+{
+    if (scope == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < scope->column_count; i++) {
+        const struct engine_scope_column *c = &scope->columns[i];
+
+        if (c->name == NULL || strcasecmp(c->name, name) != 0) {
+            continue;
+        }
+        if (table == NULL ? !c->qualified_only
+                          : column_in_table(scope, c, table)) {
+            return (ptrdiff_t)i;
+        }
+    }
+    if (is_rowid_name(name) && (table == NULL || table_matches(scope, table))) {
+        return scope->rowid_column;
+    }
+    return -1;
+}
+
+static int column_ref(struct engine_compile *ctx, size_t index,
+                      struct engine_expr **out)
+{
+    struct engine_expr *e = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);
+    const struct engine_scope_column *column;
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->u.column = index;
+    if ((ptrdiff_t)index != ctx->scope->rowid_column &&
+        index < ctx->scope->column_count) {
+        column = &ctx->scope->columns[index];
+        e->affinity = column->affinity;
+        e->collation = column->collation;
+        e->has_collation = column->has_collation;
+    } else {
+        e->affinity = ENGINE_AFFINITY_INTEGER; /* the rowid */
+    }
+    *out = e;
+    return 0;
+}
+
+/* A read of column index of the aggregation's output; like (when not NULL)
+ * gives its affinity and collation. */
+static int output_ref(struct engine_compile *ctx, size_t index,
+                      const struct engine_expr *like, struct engine_expr **out)
+{
+    struct engine_expr *e = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->u.column = index;
+    if (like != NULL) {
+        e->affinity = like->affinity;
+        e->collation = like->collation;
+        e->has_collation = like->has_collation;
+    }
+    *out = e;
+    return 0;
+}
+
+/* A result column's alias named name, or NULL. */
+static const struct ast_expr *find_alias(const struct engine_compile *ctx,
+                                         const char *name)
+{
+    const struct ast_select *select = ctx->select;
+
+    for (size_t i = 0; select != NULL && i < select->column_count; i++) {
+        const struct ast_result_column *column = &select->columns[i];
+
+        if (column->kind == AST_RESULT_EXPR && column->alias != NULL &&
+            strcasecmp(column->alias, name) == 0) {
+            return column->expr;
+        }
+    }
+    return NULL;
+}
+
+static int compile_column(struct engine_compile *ctx,
+                          const struct ast_expr *ast, struct engine_expr **out)
+{
+    const char *table = ast->u.column.table;
+    const char *name = ast->u.column.name;
+    ptrdiff_t index = find_column(ctx->scope, table, name);
+    const struct ast_expr *alias;
+    char full[512];
+
+    if (index >= 0) {
+        return column_ref(ctx, (size_t)index, out);
+    }
+    alias = table == NULL ? find_alias(ctx, name) : NULL;
+    if (alias != NULL && alias != ast) {
+        return compile(ctx, alias, out);
+    }
+    if (table != NULL) {
+        snprintf(full, sizeof(full), "%s.%s", table, name);
+        return sql_error(ctx, "no such column: %s", full);
+    }
+    return sql_error(ctx, "no such column: %s", name);
+}
+
+static int compile_unary(struct engine_compile *ctx, const struct ast_expr *ast,
+                         struct engine_expr **out)
+{
+    static const enum engine_expr_op ops[] = {
+        [AST_NEGATE] = ENGINE_EXPR_NEGATE,
+        [AST_BIT_NOT] = ENGINE_EXPR_BIT_NOT,
+        [AST_NOT] = ENGINE_EXPR_NOT,
+    };
+    struct engine_expr *child;
+    struct engine_expr *e;
+    int rc = compile(ctx, ast->u.unary.operand, &child);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (ast->kind == AST_UNARY && ast->u.unary.op == AST_PLUS) {
+        /* "+x" keeps x's value and collation but has no affinity
+         * (datatype3 §4.2, §7). */
+        if (child->op == ENGINE_EXPR_COLUMN) {
+            e = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);
+            if (e == NULL) {
+                return oom(ctx);
+            }
+            *e = *child;
+            child = e;
+        }
+        child->affinity = ENGINE_AFFINITY_BLOB;
+        *out = child;
+        return 0;
+    }
+    e = new_expr(ctx,
+                 ast->kind == AST_IS_NULL    ? ENGINE_EXPR_IS_NULL
+                 : ast->kind == AST_NOT_NULL ? ENGINE_EXPR_NOT_NULL
+                                             : ops[ast->u.unary.op],
+                 1);
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->args[0] = child;
+    *out = e;
+    return 0;
+}
+
+static bool binary_is_compare(enum ast_binary_op op,
+                              enum engine_compare_op *out)
+{
+    static const struct {
+        enum ast_binary_op ast;
+        enum engine_compare_op op;
+    } map[] = {
+        {AST_EQ, ENGINE_COMPARE_EQ}, {AST_NE, ENGINE_COMPARE_NE},
+        {AST_LT, ENGINE_COMPARE_LT}, {AST_LE, ENGINE_COMPARE_LE},
+        {AST_GT, ENGINE_COMPARE_GT}, {AST_GE, ENGINE_COMPARE_GE},
+        {AST_IS, ENGINE_COMPARE_IS}, {AST_IS_NOT, ENGINE_COMPARE_IS_NOT},
+    };
+
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        if (map[i].ast == op) {
+            *out = map[i].op;
+            return true;
+        }
+    }
+    return false;
+}
+
+static enum engine_arith_op arith_of(enum ast_binary_op op)
+{
+    switch (op) {
+    case AST_ADD:
+        return ENGINE_ARITH_ADD;
+    case AST_SUBTRACT:
+        return ENGINE_ARITH_SUBTRACT;
+    case AST_MULTIPLY:
+        return ENGINE_ARITH_MULTIPLY;
+    case AST_DIVIDE:
+        return ENGINE_ARITH_DIVIDE;
+    case AST_REMAINDER:
+        return ENGINE_ARITH_REMAINDER;
+    case AST_BIT_AND:
+        return ENGINE_ARITH_BIT_AND;
+    case AST_BIT_OR:
+        return ENGINE_ARITH_BIT_OR;
+    case AST_SHIFT_LEFT:
+        return ENGINE_ARITH_SHIFT_LEFT;
+    default:
+        return ENGINE_ARITH_SHIFT_RIGHT;
+    }
+}
+
+/* A two-argument node of op over already compiled operands. */
+static int make_binary(struct engine_compile *ctx, enum engine_expr_op op,
+                       struct engine_expr *left, struct engine_expr *right,
+                       struct engine_expr **out)
+{
+    struct engine_expr *e = new_expr(ctx, op, 2);
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->args[0] = left;
+    e->args[1] = right;
+    if (op == ENGINE_EXPR_COMPARE) {
+        e->collation = engine__binary_collation(left, right);
+    }
+    *out = e;
+    return 0;
+}
+
+static int compile_binary(struct engine_compile *ctx,
+                          const struct ast_expr *ast, struct engine_expr **out)
+{
+    enum ast_binary_op op = ast->u.binary.op;
+    enum engine_compare_op compare;
+    struct engine_expr *left;
+    struct engine_expr *right;
+    enum engine_expr_op kind;
+    int rc = compile(ctx, ast->u.binary.left, &left);
+
+    if (rc == 0) {
+        rc = compile(ctx, ast->u.binary.right, &right);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (op == AST_AND || op == AST_OR) {
+        kind = op == AST_AND ? ENGINE_EXPR_AND : ENGINE_EXPR_OR;
+    } else if (op == AST_CONCAT) {
+        kind = ENGINE_EXPR_CONCAT;
+    } else if (binary_is_compare(op, &compare)) {
+        kind = ENGINE_EXPR_COMPARE;
+    } else {
+        kind = ENGINE_EXPR_ARITH;
+    }
+    rc = make_binary(ctx, kind, left, right, out);
+    if (rc == 0 && kind == ENGINE_EXPR_COMPARE) {
+        (*out)->u.compare = compare;
+    } else if (rc == 0 && kind == ENGINE_EXPR_ARITH) {
+        (*out)->u.arith = arith_of(op);
+    }
+    return rc;
+}
+
+static int compile_collate(struct engine_compile *ctx,
+                           const struct ast_expr *ast, struct engine_expr **out)
+{
+    const char *name = ast->u.collate.name;
+    enum engine_collation collation;
+    int rc = compile(ctx, ast->u.collate.operand, out);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (engine__collation_by_name(name, strlen(name), &collation) != 0) {
+        return sql_error(ctx, "no such collation sequence: %s", name);
+    }
+    if ((*out)->op == ENGINE_EXPR_COLUMN) {
+        struct engine_expr *copy = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);
+
+        if (copy == NULL) {
+            return oom(ctx);
+        }
+        *copy = **out;
+        *out = copy;
+    }
+    (*out)->collation = collation;
+    (*out)->has_collation = true;
+    (*out)->explicit_collation = true;
+    return 0;
+}
+
+static int compile_cast(struct engine_compile *ctx, const struct ast_expr *ast,
+                        struct engine_expr **out)
+{
+    const char *type = ast->u.cast.type_name;
+    struct engine_expr *e = new_expr(ctx, ENGINE_EXPR_CAST, 1);
+    int rc;
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    rc = compile(ctx, ast->u.cast.operand, &e->args[0]);
+    if (rc != 0) {
+        return rc;
+    }
+    e->u.cast_affinity =
+        engine__affinity_of_declared_type(type, type ? strlen(type) : 0);
+    e->affinity = e->u.cast_affinity;
+    e->collation = e->args[0]->collation;
+    e->has_collation = e->args[0]->has_collation;
+    *out = e;
+    return 0;
+}
+
+static int compile_case(struct engine_compile *ctx, const struct ast_expr *ast,
+                        struct engine_expr **out)
+{
+    bool has_operand = ast->u.case_.operand != NULL;
+    bool has_else = ast->u.case_.else_ != NULL;
+    size_t arms = ast->u.case_.whens.count;
+    size_t first = has_operand ? 1 : 0;
+    struct engine_expr *e =
+        new_expr(ctx, ENGINE_EXPR_CASE, first + arms * 2 + has_else);
+    int rc = 0;
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->has_case_operand = has_operand;
+    e->has_else = has_else;
+    if (has_operand) {
+        rc = compile(ctx, ast->u.case_.operand, &e->args[0]);
+    }
+    for (size_t i = 0; rc == 0 && i < arms; i++) {
+        rc = compile(ctx, ast->u.case_.whens.items[i], &e->args[first + 2 * i]);
+        if (rc == 0) {
+            rc = compile(ctx, ast->u.case_.thens.items[i],
+                         &e->args[first + 2 * i + 1]);
+        }
+    }
+    if (rc == 0 && has_else) {
+        rc = compile(ctx, ast->u.case_.else_, &e->args[e->arg_count - 1]);
+    }
+    *out = e;
+    return rc;
+}
+
+/* x BETWEEN a AND b is x >= a AND x <= b; NOT BETWEEN is x < a OR x > b
+ * (lang_expr.html "The BETWEEN operator"). */
+static int compile_between(struct engine_compile *ctx,
+                           const struct ast_expr *ast, struct engine_expr **out)
+{
+    bool negated = ast->u.between.negated;
+    struct engine_expr *x1;
+    struct engine_expr *x2;
+    struct engine_expr *low;
+    struct engine_expr *high;
+    struct engine_expr *lower_test;
+    struct engine_expr *upper_test;
+    int rc = compile(ctx, ast->u.between.operand, &x1);
+
+    if (rc == 0) {
+        rc = compile(ctx, ast->u.between.operand, &x2);
+    }
+    if (rc == 0) {
+        rc = compile(ctx, ast->u.between.low, &low);
+    }
+    if (rc == 0) {
+        rc = compile(ctx, ast->u.between.high, &high);
+    }
+    if (rc == 0) {
+        rc = make_binary(ctx, ENGINE_EXPR_COMPARE, x1, low, &lower_test);
+    }
+    if (rc == 0) {
+        rc = make_binary(ctx, ENGINE_EXPR_COMPARE, x2, high, &upper_test);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    lower_test->u.compare = negated ? ENGINE_COMPARE_LT : ENGINE_COMPARE_GE;
+    upper_test->u.compare = negated ? ENGINE_COMPARE_GT : ENGINE_COMPARE_LE;
+    return make_binary(ctx, negated ? ENGINE_EXPR_OR : ENGINE_EXPR_AND,
+                       lower_test, upper_test, out);
+}
+
+static int compile_like(struct engine_compile *ctx, const struct ast_expr *ast,
+                        struct engine_expr **out)
+{
+    bool has_escape = ast->u.like.escape != NULL;
+    struct engine_expr *e;
+    int rc;
+
+    if (ast->u.like.like_kind == AST_LIKE_MATCH ||
+        ast->u.like.like_kind == AST_LIKE_REGEXP) {
+        return sql_error(ctx, "no such function: %s",
+                         ast->u.like.like_kind == AST_LIKE_MATCH ? "MATCH"
+                                                                 : "REGEXP");
+    }
+    e = new_expr(ctx, ENGINE_EXPR_LIKE, has_escape ? 3 : 2);
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->u.like = ast->u.like.like_kind;
+    e->negated = ast->u.like.negated;
+    rc = compile(ctx, ast->u.like.operand, &e->args[0]);
+    if (rc == 0) {
+        rc = compile(ctx, ast->u.like.pattern, &e->args[1]);
+    }
+    if (rc == 0 && has_escape) {
+        rc = compile(ctx, ast->u.like.escape, &e->args[2]);
+    }
+    *out = e;
+    return rc;
+}
+
+static int compile_in_list(struct engine_compile *ctx,
+                           const struct ast_expr *ast, struct engine_expr **out)
+{
+    size_t count = ast->u.in_list.items.count;
+    struct engine_expr *e = new_expr(ctx, ENGINE_EXPR_IN_LIST, count + 1);
+    int rc;
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->negated = ast->u.in_list.negated;
+    rc = compile(ctx, ast->u.in_list.operand, &e->args[0]);
+    if (rc == 0) {
+        rc = compile_list(ctx, &ast->u.in_list.items, e, 1);
+    }
+    if (rc == 0) {
+        e->collation = e->args[0]->collation;
+        e->has_collation = e->args[0]->has_collation;
+    }
+    *out = e;
+    return rc;
+}
+
+/* Plans a subquery; it must return one column unless it is EXISTS. */
+static int plan_subquery(struct engine_compile *ctx,
+                         const struct ast_select *select, bool one_column,
+                         struct engine_subquery **out)
+{
+    struct engine_subquery *subquery =
+        engine__plan_alloc(ctx->stmt, sizeof(*subquery));
+    struct engine_stmt *stmt = ctx->stmt;
+    enum engine_affinity *affinities;
+    size_t column_count;
+    char count_text[32];
+    int rc;
+
+    if (subquery == NULL) {
+        return oom(ctx);
+    }
+    rc = engine__plan_select(stmt, select, &subquery->root, NULL, &affinities,
+                             &column_count);
+    if (rc != 0) {
+        return rc;
+    }
+    if (one_column && column_count != 1) {
+        snprintf(count_text, sizeof(count_text), "%zu", column_count);
+        return sql_error(ctx, "sub-select returns %s columns - expected 1",
+                         count_text);
+    }
+    subquery->affinity = affinities[0];
+    engine__arena_init(&subquery->arena);
+    rc = engine__stmt_own_subquery(stmt, subquery);
+    *out = subquery;
+    return rc;
+}
+
+static int compile_subquery(struct engine_compile *ctx,
+                            const struct ast_expr *ast,
+                            struct engine_expr **out)
+{
+    bool is_in = ast->kind == AST_IN_SELECT;
+    enum engine_expr_op op = is_in                     ? ENGINE_EXPR_IN_QUERY
+                             : ast->kind == AST_EXISTS ? ENGINE_EXPR_EXISTS
+                                                       : ENGINE_EXPR_SUBQUERY;
+    struct engine_expr *e = new_expr(ctx, op, is_in ? 1 : 0);
+    const struct ast_select *select =
+        is_in ? ast->u.in_select.select : ast->u.subquery.select;
+    int rc;
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    rc = plan_subquery(ctx, select, op != ENGINE_EXPR_EXISTS, &e->u.subquery);
+    if (rc == 0 && is_in) {
+        e->negated = ast->u.in_select.negated;
+        e->u.subquery->is_set = true;
+        rc = compile(ctx, ast->u.in_select.operand, &e->args[0]);
+    }
+    if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
+        e->affinity = e->u.subquery->affinity;
+    }
+    *out = e;
+    return rc;
+}
+
+static int arity_error(struct engine_compile *ctx, const char *name)
+{
+    return sql_error(ctx, "wrong number of arguments to function %s()", name);
+}
+
+static bool is_aggregate_call(const struct ast_expr *ast)
+{
+    const char *name = ast->u.function.name;
+    size_t argc = ast->u.function.args.count;
+
+    if (ast->u.function.star) {
+        return true;
+    }
+    if ((strcasecmp(name, "min") == 0 || strcasecmp(name, "max") == 0) &&
+        argc != 1) {
+        return false; /* the scalar min()/max() */
+    }
+    return engine__aggregate_lookup(name, strlen(name)) != NULL;
+}
+
+/* Registers an aggregate call of the aggregation being planned and
+ * returns the index of its output column. */
+static int add_aggregate(struct engine_compile *ctx, const struct ast_expr *ast,
+                         size_t *column)
+{
+    struct engine_agg_plan *agg = ctx->agg;
+    struct engine_compile inner = *ctx;
+    const char *name = ast->u.function.name;
+    size_t argc = ast->u.function.args.count;
+    struct engine_aggregate_spec *spec;
+    int rc = 0;
+
+    for (size_t i = 0; i < agg->aggregate_count; i++) {
+        if (engine__ast_equal(agg->aggregate_asts[i], ast)) {
+            *column = agg->key_count + i;
+            return 0;
+        }
+    }
+    if (agg->aggregate_count == agg->aggregate_capacity) {
+        return sql_error(ctx, "too many aggregates in %s", "query");
+    }
+    spec = &agg->aggregates[agg->aggregate_count];
+    spec->def = engine__aggregate_lookup(name, strlen(name));
+    spec->count_star = ast->u.function.star;
+    if (!spec->count_star &&
+        !engine__func_arity_ok(spec->def->arg_min, spec->def->arg_max,
+                               (int)argc)) {
+        return arity_error(ctx, name);
+    }
+    inner.agg = NULL;
+    inner.allow_aggregates = false;
+    inner.clause = "aggregate";
+    spec->args = engine__plan_alloc(ctx->stmt, (argc + 1) * sizeof(void *));
+    if (spec->args == NULL) {
+        return oom(ctx);
+    }
+    for (size_t i = 0; rc == 0 && i < argc; i++) {
+        rc = engine__compile_expr(&inner, ast->u.function.args.items[i],
+                                  &spec->args[i]);
+    }
+    if (rc == 0 && ast->u.function.filter != NULL) {
+        rc =
+            engine__compile_expr(&inner, ast->u.function.filter, &spec->filter);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    spec->arg_count = argc;
+    spec->distinct = ast->u.function.distinct;
+    spec->collation =
+        argc > 0 ? spec->args[0]->collation : ENGINE_COLLATION_BINARY;
+    agg->aggregate_asts[agg->aggregate_count] = ast;
+    *column = agg->key_count + agg->aggregate_count++;
+    return 0;
+}
+
+static int compile_scalar_call(struct engine_compile *ctx,
+                               const struct ast_expr *ast,
+                               struct engine_expr **out)
+{
+    const char *name = ast->u.function.name;
+    size_t argc = ast->u.function.args.count;
+    const struct engine_scalar_def *def =
+        engine__scalar_lookup(name, strlen(name));
+    struct engine_expr *e;
+    int rc;
+
+    if (def == NULL) {
+        return sql_error(ctx, "no such function: %s", name);
+    }
+    if (!engine__func_arity_ok(def->arg_min, def->arg_max, (int)argc) ||
+        argc > ENGINE__FUNCTION_ARGS_MAX) {
+        return arity_error(ctx, name);
+    }
+    if (ast->u.function.distinct || ast->u.function.filter != NULL) {
+        return sql_error(ctx, "DISTINCT or FILTER on non-aggregate %s()", name);
+    }
+    e = new_expr(ctx, ENGINE_EXPR_FUNCTION, argc);
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->u.function = def;
+    rc = compile_list(ctx, &ast->u.function.args, e, 0);
+    /* The collation of the arguments (min, max, instr...): the first with
+     * one, as sqlite3ExprCollSeq of the leftmost collating argument. */
+    for (size_t i = 0; rc == 0 && i < argc; i++) {
+        if (e->args[i]->has_collation) {
+            e->collation = e->args[i]->collation;
+            break;
+        }
+    }
+    *out = e;
+    return rc;
+}
+
+static int compile_function(struct engine_compile *ctx,
+                            const struct ast_expr *ast,
+                            struct engine_expr **out)
+{
+    size_t column = 0;
+    int rc;
+
+    if (!is_aggregate_call(ast)) {
+        return compile_scalar_call(ctx, ast, out);
+    }
+    if (ctx->agg == NULL || !ctx->allow_aggregates) {
+        return sql_error(ctx, "misuse of aggregate: %s()",
+                         ast->u.function.name);
+    }
+    rc = add_aggregate(ctx, ast, &column);
+    if (rc != 0) {
+        return rc;
+    }
+    return output_ref(ctx, column, NULL, out);
+}
+
+/* A column read below the aggregation, valued at each group's last row. */
+static int add_bare(struct engine_compile *ctx, const struct ast_expr *ast,
+                    struct engine_expr **out)
+{
+    struct engine_agg_plan *agg = ctx->agg;
+    struct engine_compile inner = *ctx;
+    struct engine_expr *e;
+    size_t index;
+    int rc;
+
+    for (index = 0; index < agg->bare_count; index++) {
+        if (engine__ast_equal(agg->bare_asts[index], ast)) {
+            break;
+        }
+    }
+    if (index == agg->bare_count) {
+        if (agg->bare_count == agg->bare_capacity) {
+            return sql_error(ctx, "too many columns in %s", "result set");
+        }
+        inner.agg = NULL;
+        inner.allow_aggregates = false;
+        rc = engine__compile_expr(&inner, ast, &agg->bare[index]);
+        if (rc != 0) {
+            return rc;
+        }
+        agg->bare_asts[index] = ast;
+        agg->bare_count++;
+    }
+    e = agg->bare[index];
+    return output_ref(ctx, agg->key_count + agg->aggregate_capacity + index, e,
+                      out);
+}
+
+/* Above an aggregation: a group key, an aggregate or a bare column becomes
+ * a read of the aggregation's output. Returns 1 when ast was not one. */
+static int compile_above_aggregation(struct engine_compile *ctx,
+                                     const struct ast_expr *ast,
+                                     struct engine_expr **out)
+{
+    const struct ast_expr_list *keys = ctx->agg->group_by;
+
+    for (size_t i = 0; keys != NULL && i < keys->count; i++) {
+        if (engine__ast_equal(keys->items[i], ast)) {
+            return output_ref(ctx, i, ctx->agg->keys[i], out);
+        }
+    }
+    if (ast->kind == AST_COLUMN) {
+        return add_bare(ctx, ast, out);
+    }
+    return 1;
+}
+
+static int compile_kind(struct engine_compile *ctx, const struct ast_expr *ast,
+                        struct engine_expr **out)
+{
+    switch (ast->kind) {
+    case AST_COLUMN:
+        return compile_column(ctx, ast, out);
+    case AST_UNARY:
+    case AST_IS_NULL:
+    case AST_NOT_NULL:
+        return compile_unary(ctx, ast, out);
+    case AST_BINARY:
+        return compile_binary(ctx, ast, out);
+    case AST_COLLATE:
+        return compile_collate(ctx, ast, out);
+    case AST_CAST:
+        return compile_cast(ctx, ast, out);
+    case AST_CASE:
+        return compile_case(ctx, ast, out);
+    case AST_BETWEEN:
+        return compile_between(ctx, ast, out);
+    case AST_LIKE:
+        return compile_like(ctx, ast, out);
+    case AST_IN_LIST:
+        return compile_in_list(ctx, ast, out);
+    case AST_IN_SELECT:
+    case AST_EXISTS:
+    case AST_SUBQUERY:
+        return compile_subquery(ctx, ast, out);
+    case AST_FUNCTION:
+        return compile_function(ctx, ast, out);
+    default:
+        return sql_error(ctx, "unsupported expression: %s",
+                         ast->text ? ast->text : "?");
+    }
+}
+
+static int compile(struct engine_compile *ctx, const struct ast_expr *ast,
+                   struct engine_expr **out)
+{
+    struct engine_expr *e;
+    int rc;
+
+    if (++ctx->depth > ENGINE_MAX_EXPR_DEPTH) {
+        ctx->depth--;
+        return sql_error(ctx,
+                         "Expression tree is too large (maximum depth "
+                         "%s)",
+                         "1000");
+    }
+    if (ctx->agg != NULL && ctx->allow_aggregates) {
+        rc = compile_above_aggregation(ctx, ast, out);
+        if (rc <= 0) {
+            ctx->depth--;
+            return rc;
+        }
+    }
+    if (ast->kind == AST_LITERAL || ast->kind == AST_BOOLEAN ||
+        ast->kind == AST_PARAMETER) {
+        e = new_expr(ctx,
+                     ast->kind == AST_PARAMETER ? ENGINE_EXPR_PARAMETER
+                                                : ENGINE_EXPR_CONSTANT,
+                     0);
+        if (e == NULL) {
+            rc = oom(ctx);
+        } else if (ast->kind == AST_PARAMETER) {
+            e->u.parameter = ast->u.parameter.index;
+            rc = 0;
+        } else {
+            e->u.constant = ast->u.literal;
+            rc = 0;
+        }
+        *out = e;
+    } else {
+        rc = compile_kind(ctx, ast, out);
+    }
+    ctx->depth--;
+    return rc;
+}
+
+int engine__compile_expr(struct engine_compile *ctx, const struct ast_expr *ast,
+                         struct engine_expr **out)
+{
+    return compile(ctx, ast, out);
+}

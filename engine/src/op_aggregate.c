@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * op_aggregate.c: hash aggregation (GROUP BY and aggregate functions).
+ *
+ * Groups are found by their key values in a rowset (rowset.h: equal under
+ * each key's collation, NULLs equal), numbered in first-seen order. Each
+ * group holds one state block per aggregate (func.h), a distinct-value set
+ * per aggregate(DISTINCT ...), and the values of the "bare" columns at its
+ * last row. SQLite sorts for GROUP BY, so its groups come out in key order:
+ * with sort_groups the groups are sorted by key before they are emitted.
+ * An aggregate query without GROUP BY returns one row even over no input.
+ */
+#include <string.h>
+
+#include "engine_int.h"
+#include "expr_int.h"
+#include "rowset.h"
+
+#define STATE_ALIGN 16
+
+struct aggregate_state {
+    struct engine_expr **keys;
+    size_t key_count;
+    const struct engine_aggregate_spec *specs;
+    size_t spec_count;
+    struct engine_expr **bare;
+    size_t bare_count;
+    bool sort_groups;
+    enum engine_collation *collations; /* of the keys */
+    size_t *offsets;   /* of each spec's state in a group's block */
+    size_t block_size; /* bytes of one group's states */
+    /* per run */
+    struct engine_rowset groups;
+    bool groups_ready;
+    unsigned char *blocks;            /* group_capacity * block_size */
+    struct engine_value *bare_values; /* group_capacity * bare_count */
+    struct engine_rowset **distinct;  /* group_capacity * spec_count */
+    size_t group_capacity;
+    struct engine_arena bare_bytes;
+    size_t *order;
+    size_t emitted;
+    bool done;
+};
+
+static void *group_state(struct aggregate_state *s, size_t group, size_t spec)
+{
+    return s->blocks + group * s->block_size + s->offsets[spec];
+}
+
+static void release_groups(struct aggregate_state *s)
+{
+    for (size_t g = 0; s->groups_ready && g < s->groups.count; g++) {
+        for (size_t i = 0; i < s->spec_count; i++) {
+            struct engine_rowset *set = s->distinct[g * s->spec_count + i];
+
+            if (s->specs[i].def != NULL && s->specs[i].def->destroy != NULL) {
+                s->specs[i].def->destroy(group_state(s, g, i));
+            }
+            if (set != NULL) {
+                engine__rowset_close(set);
+                common_free(set);
+            }
+        }
+    }
+    if (s->groups_ready) {
+        engine__rowset_close(&s->groups);
+    }
+    common_free(s->blocks);
+    common_free(s->bare_values);
+    common_free(s->distinct);
+    common_free(s->order);
+    engine__arena_close(&s->bare_bytes);
+    s->blocks = NULL;
+    s->bare_values = NULL;
+    s->distinct = NULL;
+    s->order = NULL;
+    s->group_capacity = 0;
+    s->groups_ready = false;
+}
+
+static int aggregate_open(struct engine_op *op, struct engine_exec *exec)
+{
+    struct aggregate_state *s = op->state;
+
+    release_groups(s);
+    engine__rowset_init(&s->groups, s->key_count, s->collations);
+    engine__arena_init(&s->bare_bytes);
+    s->groups_ready = true;
+    s->emitted = 0;
+    s->done = false;
+    return op->child->ops->open(op->child, exec);
+}
+
+static int grow_groups(struct aggregate_state *s)
+{
+    size_t capacity = s->group_capacity == 0 ? 64 : s->group_capacity * 2;
+    unsigned char *blocks =
+        common_realloc_array(s->blocks, capacity, s->block_size + 1);
+    struct engine_value *bare;
+    struct engine_rowset **distinct;
+
+    if (blocks == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->blocks = blocks;
+    bare = common_realloc_array(s->bare_values, capacity * s->bare_count + 1,
+                                sizeof(*bare));
+    if (bare == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->bare_values = bare;
+    distinct = common_realloc_array(s->distinct, capacity * s->spec_count + 1,
+                                    sizeof(*distinct));
+    if (distinct == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->distinct = distinct;
+    s->group_capacity = capacity;
+    return 0;
+}
+
+/* Sets up the states of a new group g. */
+static int new_group(struct aggregate_state *s, size_t g)
+{
+    if (g == s->group_capacity && grow_groups(s) != 0) {
+        return COMMON_ENOMEM;
+    }
+    memset(s->blocks + g * s->block_size, 0, s->block_size);
+    for (size_t i = 0; i < s->spec_count; i++) {
+        s->distinct[g * s->spec_count + i] = NULL;
+        if (s->specs[i].def != NULL) {
+            s->specs[i].def->init(group_state(s, g, i));
+        }
+    }
+    for (size_t b = 0; b < s->bare_count; b++) {
+        s->bare_values[g * s->bare_count + b] = engine__value_null();
+    }
+    return 0;
+}
+
+/* Vectors of one input batch: keys, each spec's args and filter, bare. */
+struct batch_inputs {
+    const struct engine_vector **keys;
+    const struct engine_vector ***args; /* per spec */
+    const struct engine_vector **filters;
+    const struct engine_vector **bare;
+};
+
+static int eval_list(struct engine_expr **exprs, size_t count,
+                     struct engine_eval *eval, const struct engine_batch *in,
+                     const struct engine_vector **out)
+{
+    for (size_t i = 0; i < count; i++) {
+        int rc = engine__expr_eval(exprs[i], eval, in, &out[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int eval_inputs(struct engine_op *op, struct engine_eval *eval,
+                       const struct engine_batch *in, struct batch_inputs *v)
+{
+    struct aggregate_state *s = op->state;
+    struct engine_arena *arena = &op->arena;
+    int rc;
+
+    v->keys = engine__arena_alloc(arena, (s->key_count + 1) * sizeof(void *));
+    v->args = engine__arena_alloc(arena, (s->spec_count + 1) * sizeof(void *));
+    v->filters =
+        engine__arena_alloc(arena, (s->spec_count + 1) * sizeof(void *));
+    v->bare = engine__arena_alloc(arena, (s->bare_count + 1) * sizeof(void *));
+    if (!v->keys || !v->args || !v->filters || !v->bare) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    rc = eval_list(s->keys, s->key_count, eval, in, v->keys);
+    for (size_t i = 0; rc == 0 && i < s->spec_count; i++) {
+        const struct engine_aggregate_spec *spec = &s->specs[i];
+
+        v->args[i] =
+            engine__arena_alloc(arena, (spec->arg_count + 1) * sizeof(void *));
+        if (v->args[i] == NULL) {
+            return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+        }
+        rc = eval_list(spec->args, spec->arg_count, eval, in, v->args[i]);
+        v->filters[i] = NULL;
+        if (rc == 0 && spec->filter != NULL) {
+            rc = engine__expr_eval(spec->filter, eval, in, &v->filters[i]);
+        }
+    }
+    if (rc == 0) {
+        rc = eval_list(s->bare, s->bare_count, eval, in, v->bare);
+    }
+    return rc;
+}
+
+/* Whether a DISTINCT aggregate has seen value in group g; records it. */
+static int distinct_seen(struct aggregate_state *s, size_t g, size_t i,
+                         const struct engine_value *value, bool *seen)
+{
+    struct engine_rowset **slot = &s->distinct[g * s->spec_count + i];
+    bool inserted;
+    size_t index;
+
+    if (*slot == NULL) {
+        *slot = common_malloc(sizeof(**slot));
+        if (*slot == NULL) {
+            return COMMON_ENOMEM;
+        }
+        engine__rowset_init(*slot, 1, &s->specs[i].collation);
+    }
+    if (engine__rowset_insert(*slot, value, &inserted, &index) != 0) {
+        return COMMON_ENOMEM;
+    }
+    *seen = !inserted;
+    return 0;
+}
+
+static int step_spec(struct engine_op *op, struct engine_eval *eval,
+                     const struct batch_inputs *v, size_t g, size_t i,
+                     uint32_t row)
+{
+    struct aggregate_state *s = op->state;
+    const struct engine_aggregate_spec *spec = &s->specs[i];
+    struct engine_value argv[ENGINE__FUNCTION_ARGS_MAX];
+    struct engine_func_context ctx;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    bool seen = false;
+    int rc;
+
+    if (v->filters[i] != NULL) {
+        struct engine_value truth = engine__vector_get(v->filters[i], row);
+
+        if (engine__value_truth(&truth) != 1) {
+            return 0;
+        }
+    }
+    for (size_t a = 0; a < spec->arg_count; a++) {
+        argv[a] = engine__vector_get(v->args[i][a], row);
+    }
+    if (spec->distinct && distinct_seen(s, g, i, &argv[0], &seen) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    if (seen) {
+        return 0;
+    }
+    engine__func_context_init(&ctx, eval, spec->collation, errmsg,
+                              sizeof(errmsg));
+    rc =
+        spec->def->step(&ctx, group_state(s, g, i), (int)spec->arg_count, argv);
+    if (rc != 0) {
+        return engine__error(eval->exec, rc, "%s",
+                             errmsg[0] ? errmsg : engine_strerror(rc));
+    }
+    return 0;
+}
+
+static int keep_bare(struct aggregate_state *s, const struct batch_inputs *v,
+                     size_t g, uint32_t row)
+{
+    for (size_t b = 0; b < s->bare_count; b++) {
+        struct engine_value value = engine__vector_get(v->bare[b], row);
+
+        if (value.type == ENGINE_TEXT || value.type == ENGINE_BLOB) {
+            void *bytes = engine__arena_memdup(&s->bare_bytes, value.u.s.bytes,
+                                               value.u.s.size);
+
+            if (bytes == NULL) {
+                return COMMON_ENOMEM;
+            }
+            value.u.s.bytes = bytes;
+        }
+        s->bare_values[g * s->bare_count + b] = value;
+    }
+    return 0;
+}
+
+static int absorb_row(struct engine_op *op, struct engine_eval *eval,
+                      const struct batch_inputs *v, uint32_t row)
+{
+    struct aggregate_state *s = op->state;
+    struct engine_value key[ENGINE_MAX_COLUMNS];
+    bool inserted;
+    size_t g;
+    int rc;
+
+    for (size_t k = 0; k < s->key_count; k++) {
+        key[k] = engine__vector_get(v->keys[k], row);
+    }
+    if (engine__rowset_insert(&s->groups, key, &inserted, &g) != 0 ||
+        (inserted && new_group(s, g) != 0)) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < s->spec_count; i++) {
+        if (s->specs[i].def != NULL &&
+            (rc = step_spec(op, eval, v, g, i, row)) != 0) {
+            return rc;
+        }
+    }
+    if (keep_bare(s, v, g, row) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int compare_groups(const void *ctx, size_t x, size_t y)
+{
+    const struct aggregate_state *s = ctx;
+    const struct engine_value *a = engine__rowset_row(&s->groups, x);
+    const struct engine_value *b = engine__rowset_row(&s->groups, y);
+
+    for (size_t k = 0; k < s->key_count; k++) {
+        int c = engine__value_compare(&a[k], &b[k], s->collations[k]);
+
+        if (c != 0) {
+            return c;
+        }
+    }
+    return 0;
+}
+
+static int absorb_all(struct engine_op *op, struct engine_exec *exec)
+{
+    struct engine_eval eval = {.exec = exec, .arena = &op->arena};
+
+    for (;;) {
+        struct batch_inputs inputs;
+        struct engine_batch *in;
+        int rc = op->child->ops->next(op->child, exec, &in);
+
+        if (rc != 0 || in == NULL) {
+            return rc;
+        }
+        engine__arena_reset(&op->arena);
+        rc = eval_inputs(op, &eval, in, &inputs);
+        for (uint32_t i = 0; rc == 0 && i < in->selected; i++) {
+            rc = absorb_row(op, &eval, &inputs, engine__batch_row(in, i));
+        }
+        if (rc != 0) {
+            return rc;
+        }
+    }
+}
+
+static int finish_input(struct engine_op *op, struct engine_exec *exec)
+{
+    struct aggregate_state *s = op->state;
+    bool inserted;
+    size_t g;
+    int rc = absorb_all(op, exec);
+
+    if (rc != 0) {
+        return rc;
+    }
+    if (s->key_count == 0 && s->groups.count == 0) {
+        /* An aggregate without GROUP BY yields one row, even over nothing. */
+        if (engine__rowset_insert(&s->groups, NULL, &inserted, &g) != 0 ||
+            new_group(s, g) != 0) {
+            return engine__error(exec, COMMON_ENOMEM, "out of memory");
+        }
+    }
+    s->order = common_malloc_array(s->groups.count + 1, sizeof(*s->order));
+    if (s->order == NULL) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < s->groups.count; i++) {
+        s->order[i] = i;
+    }
+    if (s->sort_groups && engine__stable_sort(s->order, s->groups.count,
+                                              compare_groups, s) != 0) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
+    s->done = true;
+    return 0;
+}
+
+/* Writes group g as output row n. */
+static int emit_group(struct engine_op *op, struct engine_exec *exec, size_t g,
+                      uint32_t n)
+{
+    struct aggregate_state *s = op->state;
+    struct engine_eval eval = {.exec = exec, .arena = &op->arena};
+    const struct engine_value *key = engine__rowset_row(&s->groups, g);
+    struct engine_vector *columns = op->batch.columns;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    struct engine_func_context ctx;
+
+    for (size_t k = 0; k < s->key_count; k++) {
+        engine__vector_set(&columns[k], n, n, key[k]);
+    }
+    for (size_t i = 0; i < s->spec_count; i++) {
+        struct engine_value v = engine__value_null();
+        int rc = 0;
+
+        if (s->specs[i].def != NULL) {
+            engine__func_context_init(&ctx, &eval, s->specs[i].collation,
+                                      errmsg, sizeof(errmsg));
+            rc = s->specs[i].def->final(&ctx, group_state(s, g, i), &v);
+        }
+        if (rc != 0) {
+            return engine__error(exec, rc, "%s",
+                                 errmsg[0] ? errmsg : engine_strerror(rc));
+        }
+        engine__vector_set(&columns[s->key_count + i], n, n, v);
+    }
+    for (size_t b = 0; b < s->bare_count; b++) {
+        engine__vector_set(&columns[s->key_count + s->spec_count + b], n, n,
+                           s->bare_values[g * s->bare_count + b]);
+    }
+    return 0;
+}
+
+static int aggregate_next(struct engine_op *op, struct engine_exec *exec,
+                          struct engine_batch **out)
+{
+    struct aggregate_state *s = op->state;
+    uint32_t n = 0;
+    int rc;
+
+    if (!s->done && (rc = finish_input(op, exec)) != 0) {
+        return rc;
+    }
+    engine__arena_reset(&op->arena);
+    for (size_t c = 0; c < op->column_count; c++) {
+        op->batch.columns[c].kind = ENGINE_VECTOR_VALUES;
+    }
+    for (; s->emitted < s->groups.count && n < ENGINE__BATCH_SIZE; n++) {
+        rc = emit_group(op, exec, s->order[s->emitted++], n);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    op->batch.count = n;
+    op->batch.selected = n;
+    op->batch.selection = NULL;
+    *out = n > 0 ? &op->batch : NULL;
+    return 0;
+}
+
+static void aggregate_destroy(struct engine_op *op)
+{
+    release_groups(op->state);
+    engine__op_destroy_default(op);
+}
+
+static const struct engine_op_ops aggregate_ops = {
+    .open = aggregate_open,
+    .next = aggregate_next,
+    .destroy = aggregate_destroy,
+};
+
+static int layout_states(struct engine_stmt *stmt, struct aggregate_state *s)
+{
+    s->offsets = engine__arena_alloc(&stmt->plan_arena,
+                                     (s->spec_count + 1) * sizeof(size_t));
+    s->collations = engine__arena_alloc(
+        &stmt->plan_arena, (s->key_count + 1) * sizeof(*s->collations));
+    if (s->offsets == NULL || s->collations == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->block_size = 0;
+    for (size_t i = 0; i < s->spec_count; i++) {
+        size_t size = s->specs[i].def ? s->specs[i].def->state_size : 0;
+
+        s->offsets[i] = s->block_size;
+        s->block_size += (size + STATE_ALIGN - 1) / STATE_ALIGN * STATE_ALIGN;
+    }
+    for (size_t k = 0; k < s->key_count; k++) {
+        s->collations[k] = s->keys[k]->collation;
+    }
+    return 0;
+}
+
+struct engine_op *
+engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
+                     struct engine_expr **keys, size_t key_count,
+                     const struct engine_aggregate_spec *aggregates,
+                     size_t aggregate_count, struct engine_expr **bare,
+                     size_t bare_count, bool sort_groups)
+{
+    struct engine_op *op = engine__op_new(
+        stmt, &aggregate_ops, child, sizeof(struct aggregate_state),
+        key_count + aggregate_count + bare_count, true);
+    struct aggregate_state *s;
+
+    if (op == NULL) {
+        return NULL;
+    }
+    s = op->state;
+    s->keys = keys;
+    s->key_count = key_count;
+    s->specs = aggregates;
+    s->spec_count = aggregate_count;
+    s->bare = bare;
+    s->bare_count = bare_count;
+    s->sort_groups = sort_groups;
+    engine__arena_init(&s->bare_bytes);
+    return layout_states(stmt, s) == 0 ? op : NULL;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * plan.h: what the planner's files share. A query is compiled in three
+ * steps: name resolution and expression compilation against a scope (the
+ * columns an operator's output offers), the logical shape of a SELECT
+ * (source, filter, aggregate, project, distinct, sort, limit), and the
+ * operators that execute it (engine_int.h). Keeping the steps apart lets a
+ * JIT later take a pipeline of scan, filter and aggregate and compile it.
+ */
+#ifndef SINEW_ENGINE_PLAN_H
+#define SINEW_ENGINE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ast.h"
+#include "engine_int.h"
+#include "expr.h"
+
+/* The columns visible to expressions: an operator's output. */
+struct engine_scope_column {
+    const char *name;  /* NULL: not addressable by name */
+    const char *table; /* the table's name or alias, or NULL */
+    enum engine_affinity affinity;
+    enum engine_collation collation;
+    bool has_collation;
+    bool qualified_only; /* only as table.name (upsert's excluded) */
+};
+
+struct engine_scope {
+    struct engine_scope_column *columns;
+    size_t column_count;
+    const char *table_name; /* the FROM table's name (for t.* and t.col) */
+    const char *alias;      /* its alias, or NULL */
+    ptrdiff_t rowid_column; /* input index of the rowid, or -1 */
+};
+
+/* An aggregation being planned: the expressions above it are rewritten to
+ * read its output columns. */
+struct engine_agg_plan {
+    const struct ast_expr_list *group_by; /* resolved group keys (AST) */
+    struct engine_expr **keys;
+    size_t key_count;
+    struct engine_aggregate_spec *aggregates; /* aggregate_capacity slots;
+                                                 outputs after the keys */
+    const struct ast_expr **aggregate_asts;
+    size_t aggregate_count;
+    size_t aggregate_capacity; /* the aggregate calls written in the query:
+                                  unused slots output NULL */
+    struct engine_expr **bare;
+    const struct ast_expr **bare_asts;
+    size_t bare_count;
+    size_t bare_capacity;
+};
+
+struct engine_compile {
+    struct engine_stmt *stmt;
+    struct engine_scope *scope;      /* the input of the expression */
+    struct engine_agg_plan *agg;     /* compiling above an aggregation */
+    const struct ast_select *select; /* for result-column aliases */
+    bool allow_aggregates;
+    const char *clause; /* "WHERE", "GROUP BY", ... for errors */
+    int depth;
+};
+
+/* Compiles ast against ctx into *out (allocated in the plan arena). */
+int engine__compile_expr(struct engine_compile *ctx, const struct ast_expr *ast,
+                         struct engine_expr **out);
+
+/* Whether two expressions are the same (SQLite's sqlite3ExprCompare). */
+bool engine__ast_equal(const struct ast_expr *a, const struct ast_expr *b);
+
+/* Whether ast contains an aggregate function call, and how many. */
+bool engine__ast_has_aggregate(const struct ast_expr *ast);
+size_t engine__ast_count_aggregates(const struct ast_expr *ast);
+
+/* Allocates n zeroed bytes in the statement's plan arena, or sets the
+ * out-of-memory error and returns NULL. */
+void *engine__plan_alloc(struct engine_stmt *stmt, size_t size);
+
+/* Plans a SELECT: *root produces its result rows, names[] gets the result
+ * column names and affinities[] their affinities (both may be NULL).
+ * Subqueries use the same function. */
+int engine__plan_select(struct engine_stmt *stmt,
+                        const struct ast_select *select,
+                        struct engine_op **root, char ***names,
+                        enum engine_affinity **affinities,
+                        size_t *column_count);
+
+/* A scope over all columns of table, then its rowid. */
+int engine__scope_of_table(struct engine_stmt *stmt,
+                           const struct engine_table *table, const char *alias,
+                           struct engine_scope *scope);
+
+#endif /* SINEW_ENGINE_PLAN_H */

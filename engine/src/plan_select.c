@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * plan_select.c: the logical shape of a SELECT, turned into operators:
+ *
+ *   source (table scan, subquery, VALUES, or one empty row)
+ *     -> filter (WHERE)
+ *     -> aggregate (GROUP BY and aggregate calls) -> filter (HAVING)
+ *     -> project (result columns, then hidden ORDER BY keys)
+ *     -> distinct -> sort -> limit/offset -> project (drop hidden keys)
+ *
+ * Names, ordinals and aliases resolve as SQLite's resolve.c does: an ORDER
+ * BY or GROUP BY term that is an integer picks a result column, one that
+ * names a result alias uses that column's expression.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "plan.h"
+#include "rowset.h"
+
+struct select_plan {
+    struct engine_stmt *stmt;
+    const struct ast_select *select;
+    struct engine_scope scope;       /* the source's columns */
+    struct engine_op *op;            /* the plan so far */
+    struct engine_agg_plan *agg;     /* NULL without aggregation */
+    const struct ast_expr **results; /* result expressions, * expanded */
+    const char **names;
+    size_t result_count;
+    struct engine_expr **projected; /* results then hidden sort keys */
+    size_t projected_count;
+    struct engine_sort_key *sort_keys;
+    size_t sort_key_count;
+};
+
+void *engine__plan_alloc(struct engine_stmt *stmt, size_t size)
+{
+    void *p = engine__arena_alloc(&stmt->plan_arena, size);
+
+    if (p == NULL) {
+        engine__db_error(stmt->db, COMMON_ENOMEM, "out of memory");
+        return NULL;
+    }
+    memset(p, 0, size);
+    return p;
+}
+
+static int plan_error(struct select_plan *plan, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int plan_error(struct select_plan *plan, const char *format, ...)
+{
+    char message[ENGINE__ERRMSG_SIZE];
+    va_list args;
+
+    va_start(args, format);
+    vsnprintf(message, sizeof(message), format, args);
+    va_end(args);
+    return engine__db_error(plan->stmt->db, ENGINE_ESQL, "%s", message);
+}
+
+static int oom(struct select_plan *plan)
+{
+    return engine__db_error(plan->stmt->db, COMMON_ENOMEM, "out of memory");
+}
+
+static void compile_context(struct select_plan *plan,
+                            struct engine_compile *ctx, const char *clause,
+                            bool above_aggregation)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->stmt = plan->stmt;
+    ctx->scope = &plan->scope;
+    ctx->select = plan->select;
+    ctx->clause = clause;
+    ctx->agg = above_aggregation ? plan->agg : NULL;
+    ctx->allow_aggregates = above_aggregation && plan->agg != NULL;
+}
+
+int engine__scope_of_table(struct engine_stmt *stmt,
+                           const struct engine_table *table, const char *alias,
+                           struct engine_scope *scope)
+{
+    size_t n = table->column_count;
+
+    scope->columns =
+        engine__plan_alloc(stmt, (n + 1) * sizeof(*scope->columns));
+    if (scope->columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct engine_scope_column *column = &scope->columns[i];
+
+        column->name = table->columns[i].name;
+        column->table = alias != NULL ? alias : table->name;
+        column->affinity = table->columns[i].affinity;
+        column->collation = table->columns[i].collation;
+        column->has_collation = true;
+    }
+    scope->column_count = n;
+    scope->table_name = table->name;
+    scope->alias = alias;
+    scope->rowid_column = (ptrdiff_t)n;
+    return 0;
+}
+
+static bool is_schema_table(const char *name)
+{
+    return strcasecmp(name, "sqlite_schema") == 0 ||
+           strcasecmp(name, "sqlite_master") == 0;
+}
+
+/* One row of sqlite_schema, before ordering. */
+struct schema_entry {
+    uint64_t sequence; /* creation order */
+    size_t sub;        /* 0: the object; 1..: its automatic indexes */
+    struct engine_value row[5];
+};
+
+static size_t schema_entry_count(const struct engine_db *db)
+{
+    size_t count = 0;
+
+    for (size_t t = 0; t < db->table_count; t++) {
+        count += 1 + db->tables[t]->index_count + db->tables[t]->key_count;
+    }
+    return count;
+}
+
+static void schema_entry(struct schema_entry *e, uint64_t sequence, size_t sub,
+                         const char *type, const char *name, const char *table,
+                         const char *sql)
+{
+    e->sequence = sequence;
+    e->sub = sub;
+    e->row[0] = engine__value_text(type, strlen(type));
+    e->row[1] = engine__value_text(name, strlen(name));
+    e->row[2] = engine__value_text(table, strlen(table));
+    e->row[4] = sql != NULL ? engine__value_text(sql, strlen(sql))
+                            : engine__value_null();
+}
+
+/* A table's row, its automatic indexes (SQLite's sqlite_autoindex_T_N for
+ * each PRIMARY KEY or UNIQUE constraint, with no SQL) and its indexes. */
+static size_t table_entries(struct select_plan *plan,
+                            const struct engine_table *table,
+                            struct schema_entry *out)
+{
+    size_t n = 0;
+    size_t automatic = 0;
+
+    schema_entry(&out[n++], table->sequence, 0, "table", table->name,
+                 table->name, table->sql);
+    for (size_t k = 0; k < table->key_count; k++) {
+        char name[ENGINE__ERRMSG_SIZE];
+        char *copy;
+
+        if (table->keys[k].index_name != NULL) {
+            continue;
+        }
+        snprintf(name, sizeof(name), "sqlite_autoindex_%s_%zu", table->name,
+                 ++automatic);
+        copy =
+            engine__arena_strndup(&plan->stmt->plan_arena, name, strlen(name));
+        if (copy == NULL) {
+            return SIZE_MAX;
+        }
+        schema_entry(&out[n++], table->sequence, automatic, "index", copy,
+                     table->name, NULL);
+    }
+    for (size_t i = 0; i < table->index_count; i++) {
+        const struct engine_index_def *index = &table->indexes[i];
+
+        schema_entry(&out[n++], index->sequence, 0, "index", index->name,
+                     table->name, index->sql);
+    }
+    return n;
+}
+
+static int compare_entries(const void *ctx, size_t a, size_t b)
+{
+    const struct schema_entry *entries = ctx;
+    const struct schema_entry *x = &entries[a];
+    const struct schema_entry *y = &entries[b];
+
+    if (x->sequence != y->sequence) {
+        return x->sequence < y->sequence ? -1 : 1;
+    }
+    return (x->sub > y->sub) - (x->sub < y->sub);
+}
+
+/* sqlite_schema as rows of (type, name, tbl_name, rootpage, sql) in
+ * creation order, rootpage counting from 2 as SQLite's would. */
+static int schema_rows(struct select_plan *plan, struct engine_value **out,
+                       size_t *row_count)
+{
+    const struct engine_db *db = plan->stmt->db;
+    size_t max = schema_entry_count(db);
+    struct schema_entry *entries =
+        engine__plan_alloc(plan->stmt, (max + 1) * sizeof(*entries));
+    size_t *order = engine__plan_alloc(plan->stmt, (max + 1) * sizeof(size_t));
+    struct engine_value *rows =
+        engine__plan_alloc(plan->stmt, (max * 5 + 1) * sizeof(*rows));
+    size_t n = 0;
+
+    if (entries == NULL || order == NULL || rows == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t t = 0; t < db->table_count; t++) {
+        size_t added = table_entries(plan, db->tables[t], &entries[n]);
+
+        if (added == SIZE_MAX) {
+            return COMMON_ENOMEM;
+        }
+        n += added;
+    }
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    if (engine__stable_sort(order, n, compare_entries, entries) != 0) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(&rows[5 * i], entries[order[i]].row, sizeof(entries->row));
+        rows[5 * i + 3] = engine__value_int((int64_t)i + 2);
+    }
+    *out = rows;
+    *row_count = n;
+    return 0;
+}
+
+static int plan_schema_source(struct select_plan *plan, const char *alias)
+{
+    static const char *names[] = {"type", "name", "tbl_name", "rootpage",
+                                  "sql"};
+    struct engine_value *rows;
+    size_t row_count;
+    int rc = schema_rows(plan, &rows, &row_count);
+
+    if (rc != 0) {
+        return rc;
+    }
+    plan->scope.columns =
+        engine__plan_alloc(plan->stmt, 5 * sizeof(*plan->scope.columns));
+    if (plan->scope.columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < 5; i++) {
+        plan->scope.columns[i].name = names[i];
+        plan->scope.columns[i].affinity =
+            i == 3 ? ENGINE_AFFINITY_INTEGER : ENGINE_AFFINITY_TEXT;
+    }
+    plan->scope.column_count = 5;
+    plan->scope.table_name = "sqlite_schema";
+    plan->scope.alias = alias;
+    plan->scope.rowid_column = -1;
+    plan->op = engine__op_rows(plan->stmt, rows, row_count, 5);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+static int plan_table_source(struct select_plan *plan,
+                             const struct ast_from_item *item)
+{
+    struct engine_table *table =
+        engine__catalog_find(plan->stmt->db, item->table);
+    size_t *columns;
+    int rc;
+
+    if (table == NULL && is_schema_table(item->table)) {
+        return plan_schema_source(plan, item->alias);
+    }
+    if (table == NULL) {
+        return plan_error(plan, "no such table: %s", item->table);
+    }
+    rc = engine__scope_of_table(plan->stmt, table, item->alias, &plan->scope);
+    if (rc != 0) {
+        return oom(plan);
+    }
+    columns = engine__plan_alloc(plan->stmt,
+                                 (table->column_count + 1) * sizeof(*columns));
+    if (columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < table->column_count; i++) {
+        columns[i] = i;
+    }
+    columns[table->column_count] = SIZE_MAX; /* the rowid */
+    plan->op =
+        engine__op_scan(plan->stmt, table, columns, table->column_count + 1);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+static int plan_subquery_source(struct select_plan *plan,
+                                const struct ast_from_item *item)
+{
+    enum engine_affinity *affinities;
+    char **names;
+    size_t count;
+    int rc = engine__plan_select(plan->stmt, item->select, &plan->op, &names,
+                                 &affinities, &count);
+
+    if (rc != 0) {
+        return rc;
+    }
+    plan->scope.columns = engine__plan_alloc(
+        plan->stmt, (count + 1) * sizeof(*plan->scope.columns));
+    if (plan->scope.columns == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        plan->scope.columns[i].name = names[i];
+        plan->scope.columns[i].affinity = affinities[i];
+    }
+    plan->scope.column_count = count;
+    plan->scope.alias = item->alias;
+    plan->scope.rowid_column = -1;
+    return 0;
+}
+
+/* VALUES (...), (...): each row compiled against an empty scope. */
+static int plan_values_source(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    size_t count = select->value_row_count * select->value_column_count;
+    struct engine_expr **exprs =
+        engine__plan_alloc(plan->stmt, (count + 1) * sizeof(*exprs));
+    struct engine_compile ctx;
+
+    if (exprs == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(plan, &ctx, "VALUES", false);
+    ctx.select = NULL;
+    for (size_t i = 0; i < count; i++) {
+        int rc = engine__compile_expr(&ctx, select->values[i], &exprs[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    plan->op = engine__op_values(plan->stmt, exprs, select->value_row_count,
+                                 select->value_column_count);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+static int plan_source(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+
+    plan->scope.rowid_column = -1;
+    if (select->from_count == 0) {
+        plan->op = engine__op_values(plan->stmt, NULL, 1, 0);
+        return plan->op == NULL ? COMMON_ENOMEM : 0;
+    }
+    if (select->from_count > 1) {
+        return plan_error(plan, "%s is not supported yet", "JOIN");
+    }
+    if (select->from[0].select != NULL) {
+        return plan_subquery_source(plan, &select->from[0]);
+    }
+    return plan_table_source(plan, &select->from[0]);
+}
+
+/* A column reference AST for scope column i (for * expansion). */
+static struct ast_expr *column_ast(struct select_plan *plan, size_t i)
+{
+    struct ast_expr *ast = engine__plan_alloc(plan->stmt, sizeof(*ast));
+
+    if (ast != NULL) {
+        ast->kind = AST_COLUMN;
+        ast->u.column.name = plan->scope.columns[i].name;
+        ast->u.column.table = NULL;
+        ast->text = plan->scope.columns[i].name;
+    }
+    return ast;
+}
+
+static int add_star(struct select_plan *plan, size_t *n)
+{
+    for (size_t i = 0; i < plan->scope.column_count; i++) {
+        struct ast_expr *ast = column_ast(plan, i);
+
+        if (ast == NULL) {
+            return COMMON_ENOMEM;
+        }
+        plan->results[*n] = ast;
+        plan->names[(*n)++] = plan->scope.columns[i].name;
+    }
+    return 0;
+}
+
+/* The name SQLite gives an unaliased result column: a column reference is
+ * named by the column's declared name, anything else by its text. */
+static const char *result_name(struct select_plan *plan,
+                               const struct ast_expr *ast)
+{
+    if (ast->kind == AST_COLUMN) {
+        ptrdiff_t i = -1;
+
+        for (size_t c = 0; c < plan->scope.column_count; c++) {
+            if (plan->scope.columns[c].name != NULL &&
+                strcasecmp(plan->scope.columns[c].name, ast->u.column.name) ==
+                    0) {
+                i = (ptrdiff_t)c;
+                break;
+            }
+        }
+        if (i >= 0) {
+            return plan->scope.columns[i].name;
+        }
+    }
+    return ast->text != NULL ? ast->text : "?";
+}
+
+static int expand_results(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    size_t max = select->column_count * (plan->scope.column_count + 1);
+    size_t n = 0;
+
+    plan->results = engine__plan_alloc(plan->stmt, (max + 1) * sizeof(void *));
+    plan->names = engine__plan_alloc(plan->stmt, (max + 1) * sizeof(void *));
+    if (plan->results == NULL || plan->names == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < select->column_count; i++) {
+        const struct ast_result_column *column = &select->columns[i];
+        int rc;
+
+        if (column->kind == AST_RESULT_EXPR) {
+            plan->results[n] = column->expr;
+            plan->names[n++] = column->alias != NULL
+                                   ? column->alias
+                                   : result_name(plan, column->expr);
+            continue;
+        }
+        if (select->from_count == 0) {
+            return plan_error(plan, "no tables specified%s", "");
+        }
+        if (column->kind == AST_RESULT_TABLE_STAR &&
+            !(plan->scope.alias ? strcasecmp(plan->scope.alias, column->table)
+              : plan->scope.table_name
+                  ? strcasecmp(plan->scope.table_name, column->table)
+                  : 1) == 0) {
+            return plan_error(plan, "no such table: %s", column->table);
+        }
+        rc = add_star(plan, &n);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    plan->result_count = n;
+    return 0;
+}
+
+static int plan_where(struct select_plan *plan)
+{
+    struct engine_compile ctx;
+    struct engine_expr *predicate;
+    int rc;
+
+    if (plan->select->where == NULL) {
+        return 0;
+    }
+    compile_context(plan, &ctx, "WHERE", false);
+    rc = engine__compile_expr(&ctx, plan->select->where, &predicate);
+    if (rc != 0) {
+        return rc;
+    }
+    plan->op = engine__op_filter(plan->stmt, plan->op, predicate);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+/* An integer literal's value, if ast is one. */
+static bool ast_integer(const struct ast_expr *ast, int64_t *out)
+{
+    if (ast->kind == AST_LITERAL && ast->u.literal.type == ENGINE_INTEGER) {
+        *out = ast->u.literal.u.i;
+        return true;
+    }
+    return false;
+}
+
+/* The result expression an ORDER BY / GROUP BY term stands for: by
+ * ordinal (1-based) or by alias; or the term itself. */
+static const char *ordinal_suffix(size_t n)
+{
+    if (n % 100 >= 11 && n % 100 <= 13) {
+        return "th";
+    }
+    return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
+static int resolve_term(struct select_plan *plan, const struct ast_expr *term,
+                        const char *clause, size_t term_number,
+                        const struct ast_expr **out, ptrdiff_t *result_index)
+{
+    int64_t ordinal;
+
+    *out = term;
+    *result_index = -1;
+    if (ast_integer(term, &ordinal)) {
+        if (ordinal < 1 || (uint64_t)ordinal > plan->result_count) {
+            return engine__db_error(
+                plan->stmt->db, ENGINE_ESQL,
+                "%zu%s %s term out of range - should be between 1 and %zu",
+                term_number, ordinal_suffix(term_number), clause,
+                plan->result_count);
+        }
+        *result_index = (ptrdiff_t)ordinal - 1;
+        *out = plan->results[ordinal - 1];
+        return 0;
+    }
+    for (size_t i = 0;
+         term->kind == AST_COLUMN && term->u.column.table == NULL &&
+         i < plan->select->column_count;
+         i++) {
+        const struct ast_result_column *column = &plan->select->columns[i];
+
+        if (column->kind == AST_RESULT_EXPR && column->alias != NULL &&
+            strcasecmp(column->alias, term->u.column.name) == 0 &&
+            !engine__ast_equal(column->expr, term)) {
+            *out = column->expr;
+            break;
+        }
+    }
+    for (size_t i = 0; i < plan->result_count; i++) {
+        if (engine__ast_equal(plan->results[i], *out)) {
+            *result_index = (ptrdiff_t)i;
+            break;
+        }
+    }
+    return 0;
+}
+
+static size_t count_query_aggregates(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    size_t count = engine__ast_count_aggregates(select->having);
+
+    for (size_t i = 0; i < plan->result_count; i++) {
+        count += engine__ast_count_aggregates(plan->results[i]);
+    }
+    for (size_t i = 0; i < select->order_by_count; i++) {
+        count += engine__ast_count_aggregates(select->order_by[i].expr);
+    }
+    return count;
+}
+
+/* Resolves and compiles the GROUP BY keys against the source. */
+static int plan_group_keys(struct select_plan *plan)
+{
+    const struct ast_expr_list *group_by = &plan->select->group_by;
+    struct engine_agg_plan *agg = plan->agg;
+    struct ast_expr_list *resolved =
+        engine__plan_alloc(plan->stmt, sizeof(*resolved));
+    struct engine_compile ctx;
+
+    if (resolved == NULL) {
+        return COMMON_ENOMEM;
+    }
+    resolved->items = engine__plan_alloc(
+        plan->stmt, (group_by->count + 1) * sizeof(*resolved->items));
+    agg->keys = engine__plan_alloc(plan->stmt,
+                                   (group_by->count + 1) * sizeof(*agg->keys));
+    if (resolved->items == NULL || agg->keys == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(plan, &ctx, "GROUP BY", false);
+    for (size_t i = 0; i < group_by->count; i++) {
+        const struct ast_expr *term;
+        ptrdiff_t result_index;
+        int rc = resolve_term(plan, group_by->items[i], "GROUP BY", i + 1,
+                              &term, &result_index);
+
+        if (rc == 0 && engine__ast_has_aggregate(term)) {
+            rc = plan_error(plan,
+                            "aggregate functions are not allowed in "
+                            "the GROUP BY clause%s",
+                            "");
+        }
+        if (rc == 0) {
+            rc = engine__compile_expr(&ctx, term, &agg->keys[i]);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        resolved->items[i] = (struct ast_expr *)term;
+    }
+    resolved->count = group_by->count;
+    agg->group_by = resolved;
+    agg->key_count = group_by->count;
+    return 0;
+}
+
+static int begin_aggregation(struct select_plan *plan)
+{
+    size_t aggregates = count_query_aggregates(plan);
+    struct engine_agg_plan *agg;
+
+    if (aggregates == 0 && plan->select->group_by.count == 0) {
+        if (plan->select->having != NULL) {
+            return plan_error(plan, "HAVING clause on a non-aggregate query%s",
+                              "");
+        }
+        return 0;
+    }
+    agg = engine__plan_alloc(plan->stmt, sizeof(*agg));
+    if (agg == NULL) {
+        return COMMON_ENOMEM;
+    }
+    plan->agg = agg;
+    agg->aggregate_capacity = aggregates;
+    agg->bare_capacity = ENGINE_MAX_COLUMNS;
+    agg->aggregates = engine__plan_alloc(
+        plan->stmt, (aggregates + 1) * sizeof(*agg->aggregates));
+    agg->aggregate_asts = engine__plan_alloc(
+        plan->stmt, (aggregates + 1) * sizeof(*agg->aggregate_asts));
+    agg->bare =
+        engine__plan_alloc(plan->stmt, agg->bare_capacity * sizeof(*agg->bare));
+    agg->bare_asts = engine__plan_alloc(
+        plan->stmt, agg->bare_capacity * sizeof(*agg->bare_asts));
+    if (agg->aggregates == NULL || agg->aggregate_asts == NULL ||
+        agg->bare == NULL || agg->bare_asts == NULL) {
+        return COMMON_ENOMEM;
+    }
+    return plan_group_keys(plan);
+}
+
+/* Adds the aggregate operator, once every expression above it has been
+ * compiled (they decide which aggregates and bare columns exist). */
+static int finish_aggregation(struct select_plan *plan)
+{
+    struct engine_agg_plan *agg = plan->agg;
+
+    if (agg == NULL) {
+        return 0;
+    }
+    plan->op =
+        engine__op_aggregate(plan->stmt, plan->op, agg->keys, agg->key_count,
+                             agg->aggregates, agg->aggregate_capacity,
+                             agg->bare, agg->bare_count, agg->key_count > 0);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+/* Compiles the result columns, HAVING and hidden ORDER BY keys. */
+static int compile_results(struct select_plan *plan,
+                           struct engine_expr **having)
+{
+    const struct ast_select *select = plan->select;
+    size_t max = plan->result_count + select->order_by_count;
+    struct engine_compile ctx;
+    int rc = 0;
+
+    plan->projected =
+        engine__plan_alloc(plan->stmt, (max + 1) * sizeof(void *));
+    if (plan->projected == NULL) {
+        return COMMON_ENOMEM;
+    }
+    compile_context(plan, &ctx, "result", true);
+    for (size_t i = 0; rc == 0 && i < plan->result_count; i++) {
+        rc = engine__compile_expr(&ctx, plan->results[i], &plan->projected[i]);
+    }
+    plan->projected_count = plan->result_count;
+    *having = NULL;
+    if (rc == 0 && select->having != NULL) {
+        ctx.clause = "HAVING";
+        rc = engine__compile_expr(&ctx, select->having, having);
+    }
+    return rc;
+}
+
+static int plan_order_term(struct select_plan *plan, size_t i)
+{
+    const struct ast_order_item *item = &plan->select->order_by[i];
+    struct engine_sort_key *key = &plan->sort_keys[i];
+    const struct ast_expr *term;
+    ptrdiff_t result_index;
+    struct engine_compile ctx;
+    struct engine_expr *e;
+    int rc =
+        resolve_term(plan, item->expr, "ORDER BY", i + 1, &term, &result_index);
+
+    if (rc != 0) {
+        return rc;
+    }
+    compile_context(plan, &ctx, "ORDER BY", true);
+    rc = engine__compile_expr(&ctx, item->expr, &e);
+    if (rc != 0) {
+        return rc;
+    }
+    if (result_index >= 0 && !e->explicit_collation) {
+        key->column = (size_t)result_index;
+        e = plan->projected[result_index];
+    } else {
+        key->column = plan->projected_count;
+        plan->projected[plan->projected_count++] = e;
+    }
+    key->descending = item->descending;
+    key->nulls_first = item->nulls == AST_NULLS_FIRST ||
+                       (item->nulls == AST_NULLS_DEFAULT && !item->descending);
+    key->collation = e->collation;
+    return 0;
+}
+
+static int plan_order_by(struct select_plan *plan)
+{
+    size_t count = plan->select->order_by_count;
+
+    plan->sort_keys =
+        engine__plan_alloc(plan->stmt, (count + 1) * sizeof(*plan->sort_keys));
+    if (plan->sort_keys == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int rc = plan_order_term(plan, i);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    plan->sort_key_count = count;
+    return 0;
+}
+
+static int plan_limit(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    struct engine_expr *limit = NULL;
+    struct engine_expr *offset = NULL;
+    struct engine_compile ctx;
+    int rc = 0;
+
+    if (select->limit == NULL) {
+        return 0;
+    }
+    compile_context(plan, &ctx, "LIMIT", false);
+    ctx.scope = NULL;
+    ctx.select = NULL;
+    rc = engine__compile_expr(&ctx, select->limit, &limit);
+    if (rc == 0 && select->offset != NULL) {
+        rc = engine__compile_expr(&ctx, select->offset, &offset);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    plan->op = engine__op_limit(plan->stmt, plan->op, limit, offset);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+/* Projects away the hidden sort keys after the sort. */
+static int trim_columns(struct select_plan *plan, size_t visible)
+{
+    struct engine_expr **refs =
+        engine__plan_alloc(plan->stmt, (visible + 1) * sizeof(*refs));
+
+    if (refs == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < visible; i++) {
+        refs[i] = engine__plan_alloc(plan->stmt, sizeof(**refs));
+        if (refs[i] == NULL) {
+            return COMMON_ENOMEM;
+        }
+        refs[i]->op = ENGINE_EXPR_COLUMN;
+        refs[i]->u.column = i;
+    }
+    plan->op = engine__op_project(plan->stmt, plan->op, refs, visible);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+static int plan_tail(struct select_plan *plan)
+{
+    struct engine_stmt *stmt = plan->stmt;
+    size_t visible = plan->result_count;
+    int rc;
+
+    if (plan->select->distinct) {
+        enum engine_collation *collations =
+            engine__plan_alloc(stmt, (visible + 1) * sizeof(*collations));
+
+        if (collations == NULL) {
+            return COMMON_ENOMEM;
+        }
+        for (size_t i = 0; i < visible; i++) {
+            collations[i] = plan->projected[i]->collation;
+        }
+        plan->op = engine__op_distinct(stmt, plan->op, collations, visible);
+        if (plan->op == NULL) {
+            return COMMON_ENOMEM;
+        }
+    }
+    if (plan->sort_key_count > 0) {
+        plan->op = engine__op_sort(stmt, plan->op, plan->sort_keys,
+                                   plan->sort_key_count);
+        if (plan->op == NULL) {
+            return COMMON_ENOMEM;
+        }
+    }
+    rc = plan_limit(plan);
+    if (rc != 0 || plan->projected_count == visible) {
+        return rc;
+    }
+    return trim_columns(plan, visible);
+}
+
+static int plan_values_statement(struct select_plan *plan, char ***names,
+                                 enum engine_affinity **affinities,
+                                 size_t *column_count)
+{
+    size_t count = plan->select->value_column_count;
+    char **value_names = engine__plan_alloc(plan->stmt, (count + 1) * 8);
+    int rc = plan_values_source(plan);
+
+    if (rc != 0 || value_names == NULL) {
+        return rc != 0 ? rc : COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "column%zu", i + 1);
+        value_names[i] =
+            engine__arena_strndup(&plan->stmt->plan_arena, name, strlen(name));
+        if (value_names[i] == NULL) {
+            return oom(plan);
+        }
+    }
+    if (names != NULL) {
+        *names = value_names;
+    }
+    if (affinities != NULL) {
+        *affinities =
+            engine__plan_alloc(plan->stmt, (count + 1) * sizeof(**affinities));
+    }
+    *column_count = count;
+    return 0;
+}
+
+static int plan_body(struct select_plan *plan)
+{
+    struct engine_expr *having;
+    int rc = plan_source(plan);
+
+    if (rc == 0) {
+        rc = expand_results(plan);
+    }
+    if (rc == 0) {
+        rc = plan_where(plan);
+    }
+    if (rc == 0) {
+        rc = begin_aggregation(plan);
+    }
+    if (rc == 0) {
+        rc = compile_results(plan, &having);
+    }
+    if (rc == 0) {
+        rc = plan_order_by(plan);
+    }
+    if (rc == 0) {
+        rc = finish_aggregation(plan);
+    }
+    if (rc == 0 && having != NULL) {
+        plan->op = engine__op_filter(plan->stmt, plan->op, having);
+        rc = plan->op == NULL ? COMMON_ENOMEM : 0;
+    }
+    if (rc == 0) {
+        plan->op = engine__op_project(plan->stmt, plan->op, plan->projected,
+                                      plan->projected_count);
+        rc = plan->op == NULL ? COMMON_ENOMEM : 0;
+    }
+    return rc == 0 ? plan_tail(plan) : rc;
+}
+
+int engine__plan_select(struct engine_stmt *stmt,
+                        const struct ast_select *select,
+                        struct engine_op **root, char ***names,
+                        enum engine_affinity **affinities, size_t *column_count)
+{
+    struct select_plan plan = {.stmt = stmt, .select = select};
+    int rc;
+
+    if (select->columns == NULL) {
+        rc = plan_values_statement(&plan, names, affinities, column_count);
+        *root = plan.op;
+        return rc;
+    }
+    rc = plan_body(&plan);
+    if (rc != 0) {
+        return rc;
+    }
+    if (names != NULL) {
+        *names = (char **)plan.names;
+    }
+    if (affinities != NULL) {
+        *affinities = engine__plan_alloc(stmt, (plan.result_count + 1) *
+                                                   sizeof(**affinities));
+        if (*affinities == NULL) {
+            return COMMON_ENOMEM;
+        }
+        for (size_t i = 0; i < plan.result_count; i++) {
+            (*affinities)[i] = plan.projected[i]->affinity;
+        }
+    }
+    *root = plan.op;
+    *column_count = plan.result_count;
+    return 0;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * step.c: running a prepared statement. A query pulls batches from its
+ * root operator and hands out their live rows one at a time; a DML
+ * statement runs whole at the first step (its RETURNING rows are kept and
+ * handed out by the following steps); DDL and transaction control run at
+ * the first step.
+ *
+ * Atomicity: outside BEGIN ... COMMIT every statement is its own
+ * transaction; inside one, a statement that fails undoes just its own
+ * changes (ABORT), as SQLite's statement journal does.
+ */
+#include <string.h>
+
+#include "engine_int.h"
+
+void engine__stmt_clear_results(struct engine_stmt *stmt)
+{
+    for (size_t i = 0; i < stmt->subquery_count; i++) {
+        struct engine_subquery *subquery = stmt->subqueries[i];
+
+        subquery->evaluated = false;
+        common_free(subquery->set);
+        subquery->set = NULL;
+        subquery->set_count = 0;
+        engine__arena_reset(&subquery->arena);
+    }
+    common_free(stmt->returning);
+    stmt->returning = NULL;
+    stmt->returning_count = stmt->returning_capacity = 0;
+    stmt->returning_next = 0;
+    stmt->current = NULL;
+    stmt->batch = NULL;
+    stmt->batch_index = 0;
+    engine__arena_reset(&stmt->result_arena);
+    engine__arena_reset(&stmt->column_arena);
+}
+
+static int query_next_row(struct engine_stmt *stmt)
+{
+    for (;;) {
+        int rc;
+
+        if (stmt->batch != NULL && stmt->batch_index < stmt->batch->selected) {
+            stmt->row = engine__batch_row(stmt->batch, stmt->batch_index++);
+            return ENGINE_ROW;
+        }
+        rc = stmt->root->ops->next(stmt->root, &stmt->exec, &stmt->batch);
+        stmt->batch_index = 0;
+        if (rc != 0) {
+            return rc;
+        }
+        if (stmt->batch == NULL) {
+            return ENGINE_DONE;
+        }
+    }
+}
+
+static int returning_next_row(struct engine_stmt *stmt)
+{
+    size_t width = (size_t)stmt->column_count;
+
+    if (stmt->returning_next < stmt->returning_count) {
+        stmt->current = &stmt->returning[stmt->returning_next++ * width];
+        return ENGINE_ROW;
+    }
+    stmt->current = NULL;
+    return ENGINE_DONE;
+}
+
+static bool is_dml(const struct engine_stmt *stmt)
+{
+    enum ast_stmt_kind kind = stmt->ast->kind;
+
+    return kind == AST_STMT_INSERT || kind == AST_STMT_UPDATE ||
+           kind == AST_STMT_DELETE;
+}
+
+static int start(struct engine_stmt *stmt)
+{
+    struct engine_db *db = stmt->db;
+    int rc;
+
+    if (stmt->schema_version != db->schema_version) {
+        rc = engine__stmt_plan(stmt);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    engine__stmt_clear_results(stmt);
+    stmt->exec.subqueries = stmt->subqueries;
+    stmt->exec.subquery_count = stmt->subquery_count;
+    if (stmt->root != NULL) {
+        return stmt->root->ops->open(stmt->root, &stmt->exec);
+    }
+    if (is_dml(stmt)) {
+        return engine__execute_dml(stmt);
+    }
+    return engine__execute_ddl(stmt);
+}
+
+int engine_step(struct engine_stmt *stmt)
+{
+    int rc;
+
+    ASSERT(stmt != NULL);
+    if (stmt->state == ENGINE__STMT_DONE) {
+        return engine__db_error(stmt->db, ENGINE_EMISUSE,
+                                "statement must be reset before it runs "
+                                "again");
+    }
+    engine__arena_reset(&stmt->column_arena);
+    if (stmt->state == ENGINE__STMT_READY) {
+        engine__db_clear_error(stmt->db);
+        stmt->state = ENGINE__STMT_RUNNING;
+        rc = start(stmt);
+        if (rc != 0) {
+            stmt->state = ENGINE__STMT_DONE;
+            stmt->last_rc = rc;
+            return rc;
+        }
+    }
+    rc = stmt->root != NULL ? query_next_row(stmt) : returning_next_row(stmt);
+    if (rc != ENGINE_ROW) {
+        stmt->state = ENGINE__STMT_DONE;
+        stmt->last_rc = rc == ENGINE_DONE ? 0 : rc;
+    }
+    return rc;
+}
+
+int engine_reset(struct engine_stmt *stmt)
+{
+    int rc;
+
+    if (stmt == NULL) {
+        return 0;
+    }
+    rc = stmt->last_rc;
+    stmt->state = ENGINE__STMT_READY;
+    stmt->last_rc = 0;
+    engine__stmt_clear_results(stmt);
+    return rc;
+}
