@@ -36,6 +36,7 @@ struct aggregate_state {
     struct engine_value *bare_values; /* group_capacity * bare_count */
     struct engine_rowset **distinct;  /* group_capacity * spec_count */
     size_t group_capacity;
+    size_t ready_groups; /* groups whose states are set up */
     struct engine_arena bare_bytes;
     size_t *order;
     size_t emitted;
@@ -49,7 +50,7 @@ static void *group_state(struct aggregate_state *s, size_t group, size_t spec)
 
 static void release_groups(struct aggregate_state *s)
 {
-    for (size_t g = 0; s->groups_ready && g < s->groups.count; g++) {
+    for (size_t g = 0; s->groups_ready && g < s->ready_groups; g++) {
         for (size_t i = 0; i < s->spec_count; i++) {
             struct engine_rowset *set = s->distinct[g * s->spec_count + i];
 
@@ -75,6 +76,7 @@ static void release_groups(struct aggregate_state *s)
     s->distinct = NULL;
     s->order = NULL;
     s->group_capacity = 0;
+    s->ready_groups = 0;
     s->groups_ready = false;
 }
 
@@ -135,6 +137,7 @@ static int new_group(struct aggregate_state *s, size_t g)
     for (size_t b = 0; b < s->bare_count; b++) {
         s->bare_values[g * s->bare_count + b] = engine__value_null();
     }
+    s->ready_groups = g + 1;
     return 0;
 }
 

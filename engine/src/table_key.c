@@ -155,7 +155,12 @@ int engine__table_rowid_add(struct engine_table *table, size_t slot)
 
 void engine__table_rowid_remove(struct engine_table *table, size_t slot)
 {
-    size_t i = rowid_probe_start(table, table->rowids[slot]);
+    size_t i;
+
+    if (table->rowid_bucket_count == 0) {
+        return; /* a failed first insert never built the index */
+    }
+    i = rowid_probe_start(table, table->rowids[slot]);
 
     while (table->rowid_buckets[i] != BUCKET_EMPTY) {
         if (table->rowid_buckets[i] == slot + 1) {
