@@ -8,6 +8,7 @@
 #   make test       set-up + build + every test but the benchmarks
 #   make sanitize   the unit tests again under AddressSanitizer + UBSan
 #   make format     format every C source with the checked-in .clang-format
+#   make fuzz       the parser's libFuzzer target for FUZZ_SECONDS (clang)
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -16,11 +17,13 @@ SANITIZE_DIR ?= build-sanitize
 JOBS ?= $(shell nproc)
 WERROR ?= 0
 SANITIZERS ?= address,undefined
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build setup test sanitize format clean
+.PHONY: all build setup test sanitize fuzz format clean
 
 all: build
 
@@ -44,9 +47,17 @@ sanitize:
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -L unit
 
+fuzz:
+	scripts/setup.sh
+	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(FUZZ_DIR) --target fuzz_parse -j $(JOBS)
+	mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/bin/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
+		-print_final_stats=1 $(FUZZ_DIR)/corpus
+
 format:
 	scripts/check-format.sh --fix
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
 

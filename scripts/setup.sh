@@ -14,7 +14,7 @@ set -euo pipefail
 
 RAFT_VERSION_MIN=0.22
 PACKAGES=(
-    gcc libc6-dev make cmake pkg-config clang-format
+    gcc libc6-dev make cmake pkg-config clang-format clang libclang-rt-14-dev
     libuv1-dev libmsgpack-dev libsodium-dev liblz4-dev libxxhash-dev
     libcmocka-dev libsqlite3-dev sqlite3 libedit-dev
 )

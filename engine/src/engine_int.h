@@ -225,7 +225,8 @@ struct engine_op *engine__op_sort(struct engine_stmt *stmt,
 /* Aggregation: output columns are the group keys, then one column per
  * aggregate spec (a spec whose def is NULL is an unused slot and outputs
  * NULL), then the "bare" expressions, valued at the group's last row. With
- * sort_groups, groups come out in key order (SQLite's GROUP BY sorts). */
+ * sort_groups, groups come out in key order (SQLite's GROUP BY sorts),
+ * key i descending where key_descending (NULL: none) says so. */
 struct engine_aggregate_spec {
     const struct engine_aggregate_def *def;
     struct engine_expr **args; /* over the input */
@@ -240,7 +241,8 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
                      struct engine_expr **keys, size_t key_count,
                      const struct engine_aggregate_spec *aggregates,
                      size_t aggregate_count, struct engine_expr **bare,
-                     size_t bare_count, bool sort_groups);
+                     size_t bare_count, bool sort_groups,
+                     const bool *key_descending);
 
 /* Materialized rows: count rows of column_count values (row-major), the
  * values' bytes in the plan arena. */

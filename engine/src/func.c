@@ -108,8 +108,7 @@ bool engine__func_arity_ok(int arg_min, int arg_max, int argc)
     return arg_max < 0 || argc <= arg_max;
 }
 
-int engine__func_error(struct engine_func_context *ctx, int rc,
-                       const char *msg)
+int engine__func_error(struct engine_func_context *ctx, int rc, const char *msg)
 {
     ASSERT(rc < 0);
     if (ctx->errmsg != NULL && ctx->errmsg_size > 0) {
@@ -175,8 +174,7 @@ int32_t engine__func_value_int32(const struct engine_value *v)
     return (int32_t)(uint32_t)(uint64_t)engine__value_to_int(v);
 }
 
-int engine__func_numeric(const struct engine_value *v,
-                         struct engine_value *out)
+int engine__func_numeric(const struct engine_value *v, struct engine_value *out)
 {
     enum engine_numeric_kind kind;
     int64_t as_int = 0;
@@ -186,8 +184,7 @@ int engine__func_numeric(const struct engine_value *v,
     if (v->type != ENGINE_TEXT) {
         return v->type;
     }
-    kind = engine__text_to_number(v->u.s.bytes, v->u.s.size, &as_int,
-                                  &as_real);
+    kind = engine__text_to_number(v->u.s.bytes, v->u.s.size, &as_int, &as_real);
     if (kind == ENGINE_NUMERIC_INTEGER) {
         *out = engine__value_int(as_int);
     } else if (kind == ENGINE_NUMERIC_REAL) {

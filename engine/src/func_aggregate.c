@@ -170,8 +170,7 @@ static int min_max_keep(struct engine_func_context *ctx,
 {
     uint8_t *copy = NULL;
 
-    if ((v->type == ENGINE_TEXT || v->type == ENGINE_BLOB) &&
-        v->u.s.size > 0) {
+    if ((v->type == ENGINE_TEXT || v->type == ENGINE_BLOB) && v->u.s.size > 0) {
         copy = common_malloc(v->u.s.size);
         if (copy == NULL) {
             return engine__func_error_nomem(ctx);
@@ -359,8 +358,8 @@ const struct engine_aggregate_def engine__func_aggregates[] = {
      min_max_final, min_max_destroy},
     {"group_concat", 1, 2, sizeof(struct concat_state), concat_init,
      concat_step, concat_final, concat_destroy},
-    {"string_agg", 2, 2, sizeof(struct concat_state), concat_init,
-     concat_step, concat_final, concat_destroy},
+    {"string_agg", 2, 2, sizeof(struct concat_state), concat_init, concat_step,
+     concat_final, concat_destroy},
 };
 
 const size_t engine__func_aggregate_count =

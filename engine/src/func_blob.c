@@ -83,8 +83,7 @@ static bool pass_has(const uint8_t *pass, size_t pass_size, uint32_t c)
 
 /* Decodes hex into dst; returns the byte count, or -1 for a NULL result. */
 static int64_t unhex_decode(const uint8_t *hex, const uint8_t *end,
-                            const uint8_t *pass, size_t pass_size,
-                            uint8_t *dst)
+                            const uint8_t *pass, size_t pass_size, uint8_t *dst)
 {
     int64_t count = 0;
 

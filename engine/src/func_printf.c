@@ -84,14 +84,14 @@ static const struct conv_info conv_table[] = {
 
 /* One parsed conversion. width >= 0; precision -1 when absent. */
 struct printf_spec {
-    bool left;       /* '-' or a negative '*' width */
-    char sign;       /* '+', ' ' or 0 */
-    bool alt;        /* '#' */
-    bool alt2;       /* '!' */
-    bool zero_pad;   /* '0' */
-    bool thousands;  /* ',' */
-    int width;       /* field width in bytes */
-    int precision;   /* -1: none */
+    bool left;                    /* '-' or a negative '*' width */
+    char sign;                    /* '+', ' ' or 0 */
+    bool alt;                     /* '#' */
+    bool alt2;                    /* '!' */
+    bool zero_pad;                /* '0' */
+    bool thousands;               /* ',' */
+    int width;                    /* field width in bytes */
+    int precision;                /* -1: none */
     const struct conv_info *info; /* NULL: stop */
 };
 
@@ -223,7 +223,6 @@ static int utf8_width(const struct printf_spec *sp, int width,
     }
     return width;
 }
-
 
 struct format_cursor {
     const uint8_t *bytes; /* the format; borrowed */
@@ -455,8 +454,8 @@ static void format_integer(struct printf_state *st, struct printf_spec *sp)
         sp->precision = sp->width - (sign != 0);
     }
     if (sp->precision >= PRINTF_BUF_SIZE - 10 - PRINTF_BUF_SIZE / 3) {
-        size = (int64_t)sp->precision + 10 +
-               (thousands ? sp->precision / 3 : 0);
+        size =
+            (int64_t)sp->precision + 10 + (thousands ? sp->precision / 3 : 0);
     }
     buf = scratch_get(st, &s, size);
     if (buf == NULL) {
@@ -546,12 +545,12 @@ static double real_rounder(int precision)
 
 /* A real being converted, between the steps of format_real(). */
 struct real_conv {
-    long double value; /* the magnitude, scaled into [1, 10) */
-    int exp;           /* its decimal exponent */
-    int precision;     /* digits after the point (after %g's adjustment) */
+    long double value;   /* the magnitude, scaled into [1, 10) */
+    int exp;             /* its decimal exponent */
+    int precision;       /* digits after the point (after %g's adjustment) */
     enum conv_kind kind; /* CONV_FLOAT or CONV_EXP once decided */
-    bool strip_zeros;  /* %g without '#', or '!' */
-    char sign;         /* '-', '+', ' ' or 0 */
+    bool strip_zeros;    /* %g without '#', or '!' */
+    char sign;           /* '-', '+', ' ' or 0 */
 };
 
 /* Writes the digits, point and exponent into p; returns the end. */

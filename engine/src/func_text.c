@@ -23,8 +23,8 @@
 
 ENGINE__FUNC_SCALAR(typeof)
 {
-    static const char *const names[] = {"", "integer", "real", "text", "blob",
-                                        "null"};
+    static const char *const names[] = {"",     "integer", "real",
+                                        "text", "blob",    "null"};
     const char *name;
 
     (void)ctx;
@@ -320,8 +320,8 @@ ENGINE__FUNC_SCALAR(replace)
         is_null) {
         return is_null ? 0 : COMMON_ENOMEM;
     }
-    if (engine__func_text(ctx, &argv[1], &pattern, &pattern_size,
-                          &is_null) != 0 ||
+    if (engine__func_text(ctx, &argv[1], &pattern, &pattern_size, &is_null) !=
+            0 ||
         is_null) {
         return is_null ? 0 : COMMON_ENOMEM;
     }
@@ -363,8 +363,7 @@ static int64_t instr_scan(const uint8_t *hay, size_t hay_size,
 {
     int64_t n = 1;
 
-    while (needle_size <= hay_size &&
-           memcmp(hay, needle, needle_size) != 0) {
+    while (needle_size <= hay_size && memcmp(hay, needle, needle_size) != 0) {
         n++;
         do {
             hay_size--;
@@ -388,8 +387,7 @@ ENGINE__FUNC_SCALAR(instr)
     }
     rc = engine__func_text(ctx, &argv[0], &hay, &hay_size, &is_null);
     if (rc == 0) {
-        rc = engine__func_text(ctx, &argv[1], &needle, &needle_size,
-                               &is_null);
+        rc = engine__func_text(ctx, &argv[1], &needle, &needle_size, &is_null);
     }
     if (rc != 0) {
         return rc;
@@ -462,8 +460,7 @@ static int match_args(struct engine_func_context *ctx,
     if (argv[0].type == ENGINE_BLOB || argv[1].type == ENGINE_BLOB) {
         return 2;
     }
-    rc = engine__func_text(ctx, &argv[0], pattern, pattern_size,
-                           &pattern_null);
+    rc = engine__func_text(ctx, &argv[0], pattern, pattern_size, &pattern_null);
     if (rc == 0) {
         rc = engine__func_text(ctx, &argv[1], text, text_size, &text_null);
     }

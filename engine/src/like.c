@@ -104,8 +104,7 @@ static bool match_set(struct cursor *pattern, struct cursor *text)
 /* Tries every start in text for the rest of the pattern (the first
  * character c, already read, follows a wildcard). */
 static enum match_result search_from(struct cursor pattern, struct cursor text,
-                                     uint32_t c,
-                                     const struct match_info *info)
+                                     uint32_t c, const struct match_info *info)
 {
     enum match_result r;
 

@@ -26,6 +26,7 @@ struct aggregate_state {
     struct engine_expr **bare;
     size_t bare_count;
     bool sort_groups;
+    const bool *key_descending;        /* per key, or NULL: all ascending */
     enum engine_collation *collations; /* of the keys */
     size_t *offsets;   /* of each spec's state in a group's block */
     size_t block_size; /* bytes of one group's states */
@@ -318,7 +319,7 @@ static int compare_groups(const void *ctx, size_t x, size_t y)
         int c = engine__value_compare(&a[k], &b[k], s->collations[k]);
 
         if (c != 0) {
-            return c;
+            return s->key_descending != NULL && s->key_descending[k] ? -c : c;
         }
     }
     return 0;
@@ -481,7 +482,8 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
                      struct engine_expr **keys, size_t key_count,
                      const struct engine_aggregate_spec *aggregates,
                      size_t aggregate_count, struct engine_expr **bare,
-                     size_t bare_count, bool sort_groups)
+                     size_t bare_count, bool sort_groups,
+                     const bool *key_descending)
 {
     struct engine_op *op = engine__op_new(
         stmt, &aggregate_ops, child, sizeof(struct aggregate_state),
@@ -499,6 +501,7 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
     s->bare = bare;
     s->bare_count = bare_count;
     s->sort_groups = sort_groups;
+    s->key_descending = key_descending;
     engine__arena_init(&s->bare_bytes);
     return layout_states(stmt, s) == 0 ? op : NULL;
 }

@@ -295,11 +295,20 @@ static int plan_table_source(struct select_plan *plan,
 static int plan_subquery_source(struct select_plan *plan,
                                 const struct ast_from_item *item)
 {
+    struct ast_select sub = *item->select;
     enum engine_affinity *affinities;
     char **names;
     size_t count;
-    int rc = engine__plan_select(plan->stmt, item->select, &plan->op, &names,
-                                 &affinities, &count);
+    int rc;
+
+    /* select.c: a FROM subquery's ORDER BY does nothing when the outer
+     * query sorts anyway and the subquery has no LIMIT, so SQLite drops it
+     * (and with it the order ties would otherwise keep). */
+    if (plan->select->order_by_count > 0 && sub.limit == NULL) {
+        sub.order_by_count = 0;
+    }
+    rc = engine__plan_select(plan->stmt, &sub, &plan->op, &names, &affinities,
+                             &count);
 
     if (rc != 0) {
         return rc;
@@ -634,14 +643,29 @@ static int begin_aggregation(struct select_plan *plan)
 static int finish_aggregation(struct select_plan *plan)
 {
     struct engine_agg_plan *agg = plan->agg;
+    const struct ast_select *select = plan->select;
+    bool *descending = NULL;
 
     if (agg == NULL) {
         return 0;
     }
-    plan->op =
-        engine__op_aggregate(plan->stmt, plan->op, agg->keys, agg->key_count,
-                             agg->aggregates, agg->aggregate_capacity,
-                             agg->bare, agg->bare_count, agg->key_count > 0);
+    /* select.c: when GROUP BY and ORDER BY have as many terms, the GROUP BY
+     * sort takes the ORDER BY's ASC/DESC flags position by position ("to
+     * maximize the chances of rows being delivered in an order that makes
+     * the ORDER BY redundant"), which decides how ORDER BY ties come out. */
+    if (agg->key_count > 0 && select->order_by_count == agg->key_count) {
+        descending = engine__plan_alloc(plan->stmt, agg->key_count);
+        if (descending == NULL) {
+            return COMMON_ENOMEM;
+        }
+        for (size_t i = 0; i < agg->key_count; i++) {
+            descending[i] = select->order_by[i].descending;
+        }
+    }
+    plan->op = engine__op_aggregate(
+        plan->stmt, plan->op, agg->keys, agg->key_count, agg->aggregates,
+        agg->aggregate_capacity, agg->bare, agg->bare_count, agg->key_count > 0,
+        descending);
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 

@@ -94,6 +94,27 @@ struct dt_gen {
 uint64_t dt_below(struct dt_gen *g, uint64_t bound);
 bool dt_chance(struct dt_gen *g, unsigned percent);
 
+/* Where an expression is written: which columns it may name. */
+struct dt_expr_ctx {
+    const struct dt_table *table; /* columns in scope, or NULL */
+    const struct dt_table *outer; /* an outer query's table, or NULL */
+    bool is_aggregate;      /* an aggregate query's result or HAVING */
+    unsigned group_mask;    /* is_aggregate: columns grouped by (bare use) */
+    bool is_order_visible;  /* group_concat order would show an index */
+};
+
+/* Writes one literal (any storage class, edge values included). */
+void dt_gen_literal(struct dt_gen *g, struct dt_buf *out);
+
+/* Writes a random expression of at most depth levels. */
+void dt_gen_expr(struct dt_gen *g, const struct dt_expr_ctx *ctx, int depth,
+                 struct dt_buf *out);
+
+/* Writes a WHERE condition; wrapped in CASE when the table has an index
+ * SQLite might scan instead of the table (see is_order_visible). */
+void dt_gen_where(struct dt_gen *g, const struct dt_expr_ctx *ctx,
+                  bool keep_rowid_order, struct dt_buf *out);
+
 /* Writes CREATE TABLE statements for a fresh random schema into out, one
  * statement per line, and records the schema in g. */
 void dt_gen_schema(struct dt_gen *g, struct dt_buf *out);

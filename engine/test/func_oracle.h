@@ -239,10 +239,33 @@ static inline void oracle_scalar(struct oracle *o, sqlite3_stmt *stmt,
 /* ---- random values ---- */
 
 static const char *const oracle_texts[] = {
-    "",      "a",     "abc",  "ABC",     " abc ",  "é",    "日本",
-    "x'y",   "12",    " 12 ", "1.5",     "1e3",    "-0",   "0",
-    "12abc", "%",     "_",    "a%b_c",   "\"q\"",  "aé日", "9223372036854775808",
-    "-9223372036854775808", "0x1F", "  ", "1.0", "4.5e-1", "Ab Cd",
+    "",
+    "a",
+    "abc",
+    "ABC",
+    " abc ",
+    "é",
+    "日本",
+    "x'y",
+    "12",
+    " 12 ",
+    "1.5",
+    "1e3",
+    "-0",
+    "0",
+    "12abc",
+    "%",
+    "_",
+    "a%b_c",
+    "\"q\"",
+    "aé日",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "0x1F",
+    "  ",
+    "1.0",
+    "4.5e-1",
+    "Ab Cd",
 };
 
 static const char oracle_alphabet[][4] = {
@@ -250,9 +273,8 @@ static const char oracle_alphabet[][4] = {
 };
 
 /* Random text of up to max_chars characters drawn from oracle_alphabet. */
-static inline struct engine_value oracle_random_text(struct common_test_rng *r,
-                                                     uint8_t *buf,
-                                                     size_t max_chars)
+static inline struct engine_value
+oracle_random_text(struct common_test_rng *r, uint8_t *buf, size_t max_chars)
 {
     size_t n = (size_t)common_test_rng_below(r, max_chars + 1), size = 0, i;
 
@@ -267,11 +289,18 @@ static inline struct engine_value oracle_random_text(struct common_test_rng *r,
 
 static inline struct engine_value oracle_random_int(struct common_test_rng *r)
 {
-    static const int64_t edges[] = {0,         1,         -1,
-                                    INT64_MIN, INT64_MAX, INT64_MIN + 1,
-                                    (int64_t)1 << 53,     ((int64_t)1 << 53) + 1,
-                                    4294967296,           4294967297,
-                                    -4294967295,          2147483647};
+    static const int64_t edges[] = {0,
+                                    1,
+                                    -1,
+                                    INT64_MIN,
+                                    INT64_MAX,
+                                    INT64_MIN + 1,
+                                    (int64_t)1 << 53,
+                                    ((int64_t)1 << 53) + 1,
+                                    4294967296,
+                                    4294967297,
+                                    -4294967295,
+                                    2147483647};
 
     switch (common_test_rng_below(r, 4)) {
     case 0:
@@ -286,12 +315,29 @@ static inline struct engine_value oracle_random_int(struct common_test_rng *r)
 
 static inline struct engine_value oracle_random_real(struct common_test_rng *r)
 {
-    static const double edges[] = {
-        0.0,     -0.0,  1.5,     -2.5,   0.5,     -0.5,    1e308,
-        -1e308,  5e-324, 1e-300, 0.1,    2.675,   1.005,   123456.789,
-        4503599627370497.0,      9007199254740993.0,       1e15,
-        1e16,    -1e20, 9.2233720368547758e18,  HUGE_VAL, -HUGE_VAL,
-        0.49999999999999994};
+    static const double edges[] = {0.0,
+                                   -0.0,
+                                   1.5,
+                                   -2.5,
+                                   0.5,
+                                   -0.5,
+                                   1e308,
+                                   -1e308,
+                                   5e-324,
+                                   1e-300,
+                                   0.1,
+                                   2.675,
+                                   1.005,
+                                   123456.789,
+                                   4503599627370497.0,
+                                   9007199254740993.0,
+                                   1e15,
+                                   1e16,
+                                   -1e20,
+                                   9.2233720368547758e18,
+                                   HUGE_VAL,
+                                   -HUGE_VAL,
+                                   0.49999999999999994};
     uint64_t bits;
     double d;
 
@@ -332,8 +378,8 @@ static inline struct engine_value oracle_random_value(struct common_test_rng *r,
     case 3:
         return oracle_random_real(r);
     case 4:
-        t = oracle_texts[common_test_rng_below(
-            r, sizeof(oracle_texts) / sizeof(oracle_texts[0]))];
+        t = oracle_texts[common_test_rng_below(r, sizeof(oracle_texts) /
+                                                      sizeof(oracle_texts[0]))];
         memcpy(buf, t, strlen(t));
         return engine__value_text(buf, strlen(t));
     case 5:
@@ -346,8 +392,8 @@ static inline struct engine_value oracle_random_value(struct common_test_rng *r,
         }
         return engine__value_blob(buf, n);
     default:
-        t = oracle_texts[common_test_rng_below(
-            r, sizeof(oracle_texts) / sizeof(oracle_texts[0]))];
+        t = oracle_texts[common_test_rng_below(r, sizeof(oracle_texts) /
+                                                      sizeof(oracle_texts[0]))];
         memcpy(buf, t, strlen(t));
         return engine__value_blob(buf, strlen(t));
     }

@@ -38,8 +38,7 @@ static struct engine_value random_row_value(struct common_test_rng *rng,
     return oracle_random_value(rng, buf);
 }
 
-static void fill(struct oracle *o, struct common_test_rng *rng,
-                 struct table *t)
+static void fill(struct oracle *o, struct common_test_rng *rng, struct table *t)
 {
     sqlite3_stmt *insert;
     int mode = (int)common_test_rng_below(rng, 3), i;
@@ -111,9 +110,9 @@ static void aggregates_match_sqlite_on_random_tables(void **state)
     (void)state;
     common_test_rng_seed(&rng, "aggregates_match_sqlite_on_random_tables");
     oracle_open(&o);
-    assert_int_equal(sqlite3_exec(o.db, "CREATE TABLE t(x, s)", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(o.db, "CREATE TABLE t(x, s)", NULL, NULL, NULL),
+        SQLITE_OK);
     for (trial = 0; trial < TRIALS; trial++) {
         fill(&o, &rng, t);
         o.ctx.collation = ENGINE_COLLATION_BINARY;
@@ -147,9 +146,9 @@ static void aggregate_edges_match_sqlite(void **state)
 
     (void)state;
     oracle_open(&o);
-    assert_int_equal(sqlite3_exec(o.db, "CREATE TABLE t(x, s)", NULL, NULL,
-                                  NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(o.db, "CREATE TABLE t(x, s)", NULL, NULL, NULL),
+        SQLITE_OK);
     insert = oracle_prepare(&o, "INSERT INTO t(x, s) VALUES (?1, ?2)");
     t->rows = 3;
     for (i = 0; i < 3; i++) {

@@ -16,8 +16,8 @@
 #define ROUNDS 6000
 
 static const char like_alphabet[][4] = {
-    "a", "b", "A", "B", "%", "_", "*", "?", "[", "]", "^", "-",
-    "\\", "é", "É", "日", "x", "z", "%", "_", "[",
+    "a", "b",  "A", "B", "%",  "_", "*", "?", "[", "]", "^",
+    "-", "\\", "é", "É", "日", "x", "z", "%", "_", "[",
 };
 
 static size_t random_pattern(struct common_test_rng *rng, uint8_t *buf)
@@ -146,11 +146,11 @@ static void like_operator_matches_sqlite_in_both_cases(void **state)
             pattern = engine__value_text(o.scratch[0], p);
             text = engine__value_text(o.scratch[1], t);
             check_operator(&o, like, &text, &pattern,
-                           engine__like_match(o.scratch[0], p, o.scratch[1],
-                                              t, 0, sensitive == 1));
-            check_operator(&o, glob, &text, &pattern,
-                           engine__glob_match(o.scratch[0], p, o.scratch[1],
-                                              t));
+                           engine__like_match(o.scratch[0], p, o.scratch[1], t,
+                                              0, sensitive == 1));
+            check_operator(
+                &o, glob, &text, &pattern,
+                engine__glob_match(o.scratch[0], p, o.scratch[1], t));
         }
         sqlite3_finalize(like);
         sqlite3_finalize(glob);

@@ -20,16 +20,16 @@ struct scalar_case {
 };
 
 static const struct scalar_case random_cases[] = {
-    {"abs", 1},      {"char", 0},      {"char", 1},     {"char", 3},
-    {"coalesce", 2}, {"coalesce", 3},  {"glob", 2},     {"hex", 1},
-    {"ifnull", 2},   {"iif", 3},       {"instr", 2},    {"length", 1},
-    {"like", 2},     {"like", 3},      {"lower", 1},    {"ltrim", 1},
-    {"ltrim", 2},    {"max", 2},       {"max", 3},      {"min", 2},
-    {"min", 3},      {"nullif", 2},    {"quote", 1},    {"replace", 3},
-    {"round", 1},    {"round", 2},     {"rtrim", 1},    {"rtrim", 2},
-    {"sign", 1},     {"substr", 2},    {"substr", 3},   {"substring", 3},
-    {"trim", 1},     {"trim", 2},      {"typeof", 1},   {"unicode", 1},
-    {"upper", 1},    {"zeroblob", 1},  {"printf", 1},   {"format", 2},
+    {"abs", 1},      {"char", 0},     {"char", 1},   {"char", 3},
+    {"coalesce", 2}, {"coalesce", 3}, {"glob", 2},   {"hex", 1},
+    {"ifnull", 2},   {"iif", 3},      {"instr", 2},  {"length", 1},
+    {"like", 2},     {"like", 3},     {"lower", 1},  {"ltrim", 1},
+    {"ltrim", 2},    {"max", 2},      {"max", 3},    {"min", 2},
+    {"min", 3},      {"nullif", 2},   {"quote", 1},  {"replace", 3},
+    {"round", 1},    {"round", 2},    {"rtrim", 1},  {"rtrim", 2},
+    {"sign", 1},     {"substr", 2},   {"substr", 3}, {"substring", 3},
+    {"trim", 1},     {"trim", 2},     {"typeof", 1}, {"unicode", 1},
+    {"upper", 1},    {"zeroblob", 1}, {"printf", 1}, {"format", 2},
 };
 
 #define RANDOM_ROUNDS 2500
@@ -84,10 +84,9 @@ static void scalar_matches_sqlite_on_random_args(void **state)
 static void min_max_nullif_match_sqlite_under_collations(void **state)
 {
     static const char *const names[] = {"min", "max", "nullif"};
-    static const char *const collates[] = {" COLLATE NOCASE",
-                                           " COLLATE RTRIM"};
-    static const enum engine_collation collations[] = {
-        ENGINE_COLLATION_NOCASE, ENGINE_COLLATION_RTRIM};
+    static const char *const collates[] = {" COLLATE NOCASE", " COLLATE RTRIM"};
+    static const enum engine_collation collations[] = {ENGINE_COLLATION_NOCASE,
+                                                       ENGINE_COLLATION_RTRIM};
     struct common_test_rng rng;
     struct oracle o;
     size_t n, c;
@@ -229,8 +228,8 @@ static void expect_unhex(struct oracle *o, const char *hex, const char *pass,
     struct engine_value argv[2], out;
 
     argv[0] = engine__value_text(hex, strlen(hex));
-    argv[1] = pass ? engine__value_text(pass, strlen(pass))
-                   : engine__value_null();
+    argv[1] =
+        pass ? engine__value_text(pass, strlen(pass)) : engine__value_null();
     assert_int_equal(call(o, "unhex", 2, argv, &out), 0);
     if (expected == NULL) {
         assert_int_equal(out.type, ENGINE_NULL);
@@ -352,9 +351,8 @@ static void registry_lookup_and_arity(void **state)
     ctx.changes = 3;
     ctx.total_changes = 9;
     ctx.last_insert_rowid = -4;
-    assert_int_equal(engine__scalar_lookup("changes", 7)->fn(&ctx, 0, NULL,
-                                                             &out),
-                     0);
+    assert_int_equal(
+        engine__scalar_lookup("changes", 7)->fn(&ctx, 0, NULL, &out), 0);
     assert_int_equal(out.u.i, 3);
     engine__scalar_lookup("total_changes", 13)->fn(&ctx, 0, NULL, &out);
     assert_int_equal(out.u.i, 9);

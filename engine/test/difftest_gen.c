@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * difftest_gen.c: the differential tester's SQL generator.
+ *
+ * From a seeded splitmix64 stream it writes random schemas (declared types
+ * of every affinity and some odd ones, NOT NULL with DEFAULT, UNIQUE,
+ * COLLATE NOCASE/RTRIM, INTEGER PRIMARY KEY, CHECK, composite keys), rows
+ * of every storage class with SQLite's edge values, and statements: queries
+ * with random expressions, aggregates, GROUP BY/HAVING, ORDER BY, LIMIT,
+ * subqueries, and DML with conflicts and RETURNING.
+ *
+ * It writes only SQL whose result SQLite defines: LIMIT only after an
+ * ORDER BY over every output column, no bare columns in aggregate queries,
+ * no random(), and (where the row order of a scan would show, as in
+ * group_concat, DML and INSERT ... SELECT) a WHERE clause SQLite cannot
+ * answer from an index, so both engines scan in rowid order.
+ */
+#include "difftest.h"
+
+#include <string.h>
+
+/* Literals, as SQL text, with SQLite's edge cases. */
+static const char *const literals[] = {
+    "NULL", "0", "-0.0", "0.0", "1", "-1", "2", "3", "10", "-7",
+    "9223372036854775807", "-9223372036854775808", "-9223372036854775807",
+    "9007199254740993", "9007199254740991", "9007199254740992.0", "1e308",
+    "-1e308", "1e-308", "4.9e-324", "1.5", "-2.5", "0.1", "3.0", "1e20",
+    "123456789012345678901234567890", "0.5", "100", "-100", "2.0e0",
+    "''", "' 12 '", "'1e5'", "'abc'", "'ABC'", "'a '", "'a'", "'A'",
+    "'\xc3\xa9'", "'\xc3\x89'", "x''", "x'00ff'", "'12'", "'-3.5'",
+    "'0x10'", "'1.0'", "' '", "'%'", "'_'", "'a%b'", "'\\'", "'ab'",
+    "'9223372036854775808'", "'inf'", "x'41'", "'12abc'", "'3.0e0'",
+    "'-0'", "'+5'", "'  7'", "1e-5", "'A_B'", "'b'", "'Ab '",
+    "'\xe6\x97\xa5\xe6\x9c\xac'", "x'c3a9'", "'1'", "'0'", "'-1'",
+    "'9007199254740993'", "'1e308'", "'abc%'", "'x'", "'a_c'",
+};
+
+#define LITERAL_COUNT (sizeof(literals) / sizeof(literals[0]))
+
+static const char *const declared_types[] = {
+    "INTEGER", "INT", "TEXT", "REAL", "NUMERIC", "BLOB", "",
+    "VARCHAR(10)", "DOUBLE", "CHARINT", "FLOATING POINT", "BOOLEAN",
+    "DECIMAL(10,5)", "STRING", "CLOB", "BIGINT", "DATE", "ANY",
+};
+
+#define TYPE_COUNT (sizeof(declared_types) / sizeof(declared_types[0]))
+
+static const char *const collations[] = {"", "NOCASE", "RTRIM", "BINARY"};
+
+uint64_t dt_below(struct dt_gen *g, uint64_t bound)
+{
+    return common_test_rng_below(&g->rng, bound);
+}
+
+bool dt_chance(struct dt_gen *g, unsigned percent)
+{
+    return dt_below(g, 100) < percent;
+}
+
+static const char *pick(struct dt_gen *g, const char *const *list,
+                        size_t count)
+{
+    return list[dt_below(g, count)];
+}
+
+#define PICK(g, array) pick((g), (array), sizeof(array) / sizeof((array)[0]))
+
+/* A short text made of letters, digits, dots, spaces and 'é'. */
+static void gen_random_text(struct dt_gen *g, struct dt_buf *out)
+{
+    static const char *const parts[] = {"a", "A", "b", "B", "1", "2", ".",
+                                        "e", " ", "-", "\xc3\xa9", "_",
+                                        "%", "0", "z"};
+    uint64_t i, n = dt_below(g, 5);
+
+    dt_buf_add(out, "'");
+    for (i = 0; i < n; i++) {
+        dt_buf_add(out, PICK(g, parts));
+    }
+    dt_buf_add(out, "'");
+}
+
+void dt_gen_literal(struct dt_gen *g, struct dt_buf *out)
+{
+    uint64_t kind = dt_below(g, 10);
+
+    if (kind < 6) {
+        dt_buf_add(out, literals[dt_below(g, LITERAL_COUNT)]);
+    } else if (kind < 8) {
+        dt_buf_addf(out, "%d", (int)dt_below(g, 25) - 5);
+    } else if (kind < 9) {
+        dt_buf_addf(out, "%d.%d", (int)dt_below(g, 20) - 10,
+                    (int)dt_below(g, 100));
+    } else {
+        gen_random_text(g, out);
+    }
+}
+
+/* A DEFAULT for a NOT NULL column: any literal but NULL. */
+static void gen_default(struct dt_gen *g, struct dt_buf *out)
+{
+    struct dt_buf literal;
+
+    dt_buf_init(&literal);
+    do {
+        dt_buf_clear(&literal);
+        dt_gen_literal(g, &literal);
+    } while (strcmp(literal.data, "NULL") == 0);
+    dt_buf_add(out, literal.data);
+    dt_buf_free(&literal);
+}
+
+static void gen_column_def(struct dt_gen *g, const struct dt_column *c,
+                           struct dt_buf *out)
+{
+    dt_buf_addf(out, "%s", c->name);
+    if (c->is_ipk) {
+        dt_buf_add(out, " INTEGER PRIMARY KEY");
+        return;
+    }
+    if (c->type[0] != '\0') {
+        dt_buf_addf(out, " %s", c->type);
+    }
+    if (c->is_notnull) {
+        dt_buf_add(out, " NOT NULL DEFAULT ");
+        gen_default(g, out);
+    } else if (dt_chance(g, 15)) {
+        dt_buf_add(out, " DEFAULT ");
+        dt_gen_literal(g, out);
+    }
+    if (c->is_unique) {
+        dt_buf_add(out, " UNIQUE");
+    }
+    if (c->collate != 0) {
+        dt_buf_addf(out, " COLLATE %s", collations[c->collate]);
+    }
+    if (dt_chance(g, 5)) {
+        dt_buf_addf(out, " CHECK(%s <> 'zzz')", c->name);
+    }
+}
+
+static void gen_table_shape(struct dt_gen *g, struct dt_table *t, int index)
+{
+    int i;
+
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "t%d", index + 1);
+    t->column_count = 1 + (int)dt_below(g, DT_COLUMNS_MAX);
+    for (i = 0; i < t->column_count; i++) {
+        struct dt_column *c = &t->columns[i];
+
+        c->name[0] = (char)('a' + i);
+        c->type = declared_types[dt_below(g, TYPE_COUNT)];
+        c->is_ipk = i == 0 && dt_chance(g, 25);
+        if (c->is_ipk) {
+            continue;
+        }
+        c->collate = dt_chance(g, 30) ? 1 + (int)dt_below(g, 3) : 0;
+        c->is_notnull = dt_chance(g, 15);
+        c->is_unique = dt_chance(g, 12);
+        t->has_index |= c->is_unique;
+    }
+    if (t->column_count >= 2 && dt_chance(g, 10)) {
+        t->has_multi_key = true;
+        t->has_index = true;
+    }
+}
+
+void dt_gen_schema(struct dt_gen *g, struct dt_buf *out)
+{
+    int ti, i;
+
+    g->schema.table_count = 1 + (int)dt_below(g, DT_TABLES_MAX);
+    for (ti = 0; ti < g->schema.table_count; ti++) {
+        struct dt_table *t = &g->schema.tables[ti];
+
+        gen_table_shape(g, t, ti);
+        dt_buf_addf(out, "CREATE TABLE %s(", t->name);
+        for (i = 0; i < t->column_count; i++) {
+            dt_buf_add(out, i ? ", " : "");
+            gen_column_def(g, &t->columns[i], out);
+        }
+        if (t->has_multi_key) {
+            dt_buf_addf(out, ", %s(%s, %s)",
+                        dt_chance(g, 50) ? "UNIQUE" : "PRIMARY KEY",
+                        t->columns[t->column_count - 2].name,
+                        t->columns[t->column_count - 1].name);
+        }
+        dt_buf_add(out, ");\n");
+    }
+}
+
+/* A value for column c of an INSERT: mostly literals; an INTEGER PRIMARY
+ * KEY gets small integers or NULL so that no rowid reaches INT64_MAX,
+ * after which SQLite picks new rowids at random. */
+static void gen_value_for(struct dt_gen *g, const struct dt_column *c,
+                          struct dt_buf *out)
+{
+    if (c->is_ipk) {
+        if (dt_chance(g, 85)) {
+            dt_buf_addf(out, "%d", (int)dt_below(g, 40) - 3);
+        } else {
+            dt_buf_add(out, dt_chance(g, 50) ? "NULL" : "'7'");
+        }
+        return;
+    }
+    dt_gen_literal(g, out);
+}
+
+static void gen_row(struct dt_gen *g, const struct dt_table *t,
+                    struct dt_buf *out)
+{
+    int i;
+
+    dt_buf_add(out, "(");
+    for (i = 0; i < t->column_count; i++) {
+        dt_buf_add(out, i ? ", " : "");
+        gen_value_for(g, &t->columns[i], out);
+    }
+    dt_buf_add(out, ")");
+}
+
+void dt_gen_insert_data(struct dt_gen *g, int table, struct dt_buf *out)
+{
+    const struct dt_table *t = &g->schema.tables[table];
+    uint64_t i, n = 1 + dt_below(g, 6);
+
+    dt_buf_addf(out, "INSERT OR IGNORE INTO %s VALUES ", t->name);
+    for (i = 0; i < n; i++) {
+        dt_buf_add(out, i ? ", " : "");
+        gen_row(g, t, out);
+    }
+}
