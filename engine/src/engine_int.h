@@ -217,10 +217,18 @@ struct engine_sort_key {
     bool nulls_first;
     enum engine_collation collation;
 };
+/* ORDER BY. With limit (offset may be NULL) it keeps only the first
+ * limit + offset rows as it goes: top-N, in memory bounded by N. */
 struct engine_op *engine__op_sort(struct engine_stmt *stmt,
                                   struct engine_op *child,
                                   const struct engine_sort_key *keys,
-                                  size_t key_count);
+                                  size_t key_count, struct engine_expr *limit,
+                                  struct engine_expr *offset);
+
+/* The value of a LIMIT or OFFSET expression (OP_MustBeInt: "datatype
+ * mismatch" unless it is an integer), evaluated in op's arena. */
+int engine__limit_value(struct engine_op *op, struct engine_exec *exec,
+                        struct engine_expr *expr, int64_t *out);
 
 /* Aggregation: output columns are the group keys, then one column per
  * aggregate spec (a spec whose def is NULL is an unused slot and outputs

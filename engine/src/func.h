@@ -63,6 +63,18 @@ struct engine_aggregate_def {
     /* Frees what the state owns (NULL if nothing). Called after final or
      * instead of it. */
     void (*destroy)(void *state);
+    /* Optional (NULL if absent): the same effect as step() on each listed
+     * row of a typed column, in order, as one tight loop: values[rows[i]]
+     * for i < count (rows NULL: rows 0..count-1), skipping rows whose
+     * nulls[] byte is set. For count, values NULL counts the rows
+     * themselves (count(*)). These are the executor's fast path for
+     * aggregates over INT64 and DOUBLE vectors. */
+    void (*step_int64s)(void *state, const int64_t *values,
+                        const uint8_t *nulls, const uint32_t *rows,
+                        uint32_t count);
+    void (*step_doubles)(void *state, const double *values,
+                         const uint8_t *nulls, const uint32_t *rows,
+                         uint32_t count);
 };
 
 /* Looks a function up by name (case-insensitive, size bytes). Returns the

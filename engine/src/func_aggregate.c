@@ -65,6 +65,43 @@ static int count_final(struct engine_func_context *ctx, void *state,
     return 0;
 }
 
+/* The row of position i: rows[i], or i itself for a dense batch. */
+static inline uint32_t row_at(const uint32_t *rows, uint32_t i)
+{
+    return rows != NULL ? rows[i] : i;
+}
+
+/* Adds the non-NULL rows of a typed column (all rows when nulls is NULL:
+ * count(*)). */
+static void count_rows(struct count_state *s, const uint8_t *nulls,
+                       const uint32_t *rows, uint32_t count)
+{
+    int64_t n = 0;
+
+    if (nulls == NULL) {
+        s->count += count;
+        return;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        n += nulls[row_at(rows, i)] == 0;
+    }
+    s->count += n;
+}
+
+static void count_int64s(void *state, const int64_t *values,
+                         const uint8_t *nulls, const uint32_t *rows,
+                         uint32_t count)
+{
+    count_rows(state, values == NULL ? NULL : nulls, rows, count);
+}
+
+static void count_doubles(void *state, const double *values,
+                          const uint8_t *nulls, const uint32_t *rows,
+                          uint32_t count)
+{
+    count_rows(state, values == NULL ? NULL : nulls, rows, count);
+}
+
 /* ---- sum, total, avg ---- */
 
 /* The double sum is always kept; the int64 sum only while every input was
@@ -109,6 +146,57 @@ static int sum_step(struct engine_func_context *ctx, void *state, int argc,
         s->is_approx = true;
     }
     return 0;
+}
+
+/* sum_step over INTEGERs: the double sum in order (bit-identical to
+ * stepping row by row), the exact sum until its first overflow. */
+static void sum_int64s(void *state, const int64_t *values, const uint8_t *nulls,
+                       const uint32_t *rows, uint32_t count)
+{
+    struct sum_state *s = state;
+    bool overflow = s->is_overflow || s->is_approx;
+    double real_sum = s->real_sum;
+    int64_t int_sum = s->int_sum;
+    int64_t n = 0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t row = row_at(rows, i);
+        int64_t v = values[row];
+
+        if (nulls[row]) {
+            continue;
+        }
+        n++;
+        real_sum += (double)v;
+        if (!overflow) {
+            overflow = __builtin_add_overflow(int_sum, v, &int_sum);
+        }
+    }
+    s->is_overflow = s->is_overflow || (overflow && !s->is_approx);
+    s->is_approx = s->is_approx || overflow;
+    s->real_sum = real_sum;
+    s->int_sum = int_sum;
+    s->count += n;
+}
+
+static void sum_doubles(void *state, const double *values, const uint8_t *nulls,
+                        const uint32_t *rows, uint32_t count)
+{
+    struct sum_state *s = state;
+    double real_sum = s->real_sum;
+    int64_t n = 0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t row = row_at(rows, i);
+
+        if (!nulls[row]) {
+            real_sum += values[row];
+            n++;
+        }
+    }
+    s->real_sum = real_sum;
+    s->count += n;
+    s->is_approx = s->is_approx || n > 0;
 }
 
 static int sum_final(struct engine_func_context *ctx, void *state,
@@ -217,6 +305,95 @@ static int max_step(struct engine_func_context *ctx, void *state, int argc,
 {
     ASSERT(argc == 1);
     return min_max_step(ctx, state, &argv[0], true);
+}
+
+/* min/max over a typed column: the batch's best by strict comparison (the
+ * first of equal values wins, as in min_max_step), then merged into the
+ * state with the same rule. Numbers need no collation or bytes. */
+static void min_max_merge(struct min_max_state *s, struct engine_value v,
+                          bool is_max)
+{
+    int cmp;
+
+    if (v.type == ENGINE_NULL) {
+        return;
+    }
+    if (s->best.type == ENGINE_NULL) {
+        common_free(s->owned);
+        s->owned = NULL;
+        s->best = v;
+        return;
+    }
+    cmp = engine__value_compare(&s->best, &v, ENGINE_COLLATION_BINARY);
+    if (is_max ? cmp < 0 : cmp > 0) {
+        common_free(s->owned);
+        s->owned = NULL;
+        s->best = v;
+    }
+}
+
+static struct engine_value best_int64(const int64_t *values,
+                                      const uint8_t *nulls,
+                                      const uint32_t *rows, uint32_t count,
+                                      bool is_max)
+{
+    bool found = false;
+    int64_t best = 0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t row = row_at(rows, i);
+        int64_t v = values[row];
+
+        if (!nulls[row] && (!found || (is_max ? v > best : v < best))) {
+            best = v;
+            found = true;
+        }
+    }
+    return found ? engine__value_int(best) : engine__value_null();
+}
+
+static struct engine_value best_double(const double *values,
+                                       const uint8_t *nulls,
+                                       const uint32_t *rows, uint32_t count,
+                                       bool is_max)
+{
+    bool found = false;
+    double best = 0.0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t row = row_at(rows, i);
+        double v = values[row];
+
+        if (!nulls[row] && (!found || (is_max ? v > best : v < best))) {
+            best = v;
+            found = true;
+        }
+    }
+    return found ? engine__value_real(best) : engine__value_null();
+}
+
+static void min_int64s(void *state, const int64_t *values, const uint8_t *nulls,
+                       const uint32_t *rows, uint32_t count)
+{
+    min_max_merge(state, best_int64(values, nulls, rows, count, false), false);
+}
+
+static void max_int64s(void *state, const int64_t *values, const uint8_t *nulls,
+                       const uint32_t *rows, uint32_t count)
+{
+    min_max_merge(state, best_int64(values, nulls, rows, count, true), true);
+}
+
+static void min_doubles(void *state, const double *values, const uint8_t *nulls,
+                        const uint32_t *rows, uint32_t count)
+{
+    min_max_merge(state, best_double(values, nulls, rows, count, false), false);
+}
+
+static void max_doubles(void *state, const double *values, const uint8_t *nulls,
+                        const uint32_t *rows, uint32_t count)
+{
+    min_max_merge(state, best_double(values, nulls, rows, count, true), true);
 }
 
 static int min_max_final(struct engine_func_context *ctx, void *state,
@@ -345,21 +522,21 @@ static void concat_destroy(void *state)
 
 const struct engine_aggregate_def engine__func_aggregates[] = {
     {"count", 0, 1, sizeof(struct count_state), count_init, count_step,
-     count_final, NULL},
-    {"sum", 1, 1, sizeof(struct sum_state), sum_init, sum_step, sum_final,
-     NULL},
+     count_final, NULL, count_int64s, count_doubles},
+    {"sum", 1, 1, sizeof(struct sum_state), sum_init, sum_step, sum_final, NULL,
+     sum_int64s, sum_doubles},
     {"total", 1, 1, sizeof(struct sum_state), sum_init, sum_step, total_final,
-     NULL},
-    {"avg", 1, 1, sizeof(struct sum_state), sum_init, sum_step, avg_final,
-     NULL},
+     NULL, sum_int64s, sum_doubles},
+    {"avg", 1, 1, sizeof(struct sum_state), sum_init, sum_step, avg_final, NULL,
+     sum_int64s, sum_doubles},
     {"min", 1, 1, sizeof(struct min_max_state), min_max_init, min_step,
-     min_max_final, min_max_destroy},
+     min_max_final, min_max_destroy, min_int64s, min_doubles},
     {"max", 1, 1, sizeof(struct min_max_state), min_max_init, max_step,
-     min_max_final, min_max_destroy},
+     min_max_final, min_max_destroy, max_int64s, max_doubles},
     {"group_concat", 1, 2, sizeof(struct concat_state), concat_init,
-     concat_step, concat_final, concat_destroy},
+     concat_step, concat_final, concat_destroy, NULL, NULL},
     {"string_agg", 2, 2, sizeof(struct concat_state), concat_init, concat_step,
-     concat_final, concat_destroy},
+     concat_final, concat_destroy, NULL, NULL},
 };
 
 const size_t engine__func_aggregate_count =

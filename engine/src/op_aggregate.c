@@ -44,6 +44,11 @@ struct aggregate_state {
     bool done;
 };
 
+static struct aggregate_state *op_state(const struct engine_op *op)
+{
+    return op->state;
+}
+
 static void *group_state(struct aggregate_state *s, size_t group, size_t spec)
 {
     return s->blocks + group * s->block_size + s->offsets[spec];
@@ -281,6 +286,74 @@ static int keep_bare(struct aggregate_state *s, const struct batch_inputs *v,
     return 0;
 }
 
+/* The typed fast path: one tight loop over the batch (func.h's
+ * step_int64s / step_doubles) for an aggregate of one plain INT64 or
+ * DOUBLE column, or count(*). Returns false when the row path must run. */
+static bool fast_step(struct aggregate_state *s, const struct batch_inputs *v,
+                      const struct engine_batch *in, size_t i)
+{
+    const struct engine_aggregate_spec *spec = &s->specs[i];
+    const struct engine_aggregate_def *def = spec->def;
+    const struct engine_vector *arg;
+    void *state = group_state(s, 0, i);
+
+    if (def->step_int64s == NULL || spec->distinct || spec->filter != NULL) {
+        return false;
+    }
+    if (spec->count_star) {
+        def->step_int64s(state, NULL, NULL, in->selection, in->selected);
+        return true;
+    }
+    if (spec->arg_count != 1) {
+        return false;
+    }
+    arg = v->args[i][0];
+    if (arg->kind == ENGINE_VECTOR_INT64) {
+        def->step_int64s(state, arg->data.i64, arg->nulls, in->selection,
+                         in->selected);
+        return true;
+    }
+    if (arg->kind == ENGINE_VECTOR_DOUBLE) {
+        def->step_doubles(state, arg->data.f64, arg->nulls, in->selection,
+                          in->selected);
+        return true;
+    }
+    return false;
+}
+
+/* Without GROUP BY every row goes to group 0: each aggregate takes the
+ * whole batch at once, the bare columns the batch's last row. */
+static int absorb_single_group(struct engine_op *op, struct engine_eval *eval,
+                               const struct batch_inputs *v,
+                               const struct engine_batch *in)
+{
+    struct aggregate_state *s = op->state;
+    bool inserted;
+    size_t g;
+    int rc;
+
+    if (engine__rowset_insert(&s->groups, NULL, &inserted, &g) != 0 ||
+        (inserted && new_group(s, g) != 0)) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < s->spec_count; i++) {
+        if (s->specs[i].def == NULL || fast_step(s, v, in, i)) {
+            continue;
+        }
+        for (uint32_t r = 0; r < in->selected; r++) {
+            rc = step_spec(op, eval, v, 0, i, engine__batch_row(in, r));
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    if (in->selected > 0 &&
+        keep_bare(s, v, 0, engine__batch_row(in, in->selected - 1)) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
 static int absorb_row(struct engine_op *op, struct engine_eval *eval,
                       const struct batch_inputs *v, uint32_t row)
 {
@@ -339,6 +412,13 @@ static int absorb_all(struct engine_op *op, struct engine_exec *exec)
         }
         engine__arena_reset(&op->arena);
         rc = eval_inputs(op, &eval, in, &inputs);
+        if (rc == 0 && op_state(op)->key_count == 0) {
+            rc = absorb_single_group(op, &eval, &inputs, in);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
         for (uint32_t i = 0; rc == 0 && i < in->selected; i++) {
             rc = absorb_row(op, &eval, &inputs, engine__batch_row(in, i));
         }

@@ -165,8 +165,8 @@ struct limit_state {
 /* The integer value of a LIMIT or OFFSET expression (OP_MustBeInt: an
  * integer, or a real or text that is exactly one; else "datatype
  * mismatch"). */
-static int limit_value(struct engine_op *op, struct engine_exec *exec,
-                       struct engine_expr *expr, int64_t *out)
+int engine__limit_value(struct engine_op *op, struct engine_exec *exec,
+                        struct engine_expr *expr, int64_t *out)
 {
     struct engine_batch one = {.count = 1, .selected = 1};
     struct engine_eval eval = {.exec = exec, .arena = &op->arena};
@@ -195,13 +195,13 @@ static int limit_open(struct engine_op *op, struct engine_exec *exec)
     int rc;
 
     engine__arena_reset(&op->arena);
-    rc = limit_value(op, exec, state->limit, &state->remaining);
+    rc = engine__limit_value(op, exec, state->limit, &state->remaining);
     if (rc == 0 && state->remaining < 0) {
         state->remaining = -1;
     }
     state->skip = 0;
     if (rc == 0 && state->offset != NULL) {
-        rc = limit_value(op, exec, state->offset, &state->skip);
+        rc = engine__limit_value(op, exec, state->offset, &state->skip);
         state->skip = state->skip < 0 ? 0 : state->skip;
     }
     if (rc != 0) {

@@ -8,9 +8,11 @@
  *
  * Sort materializes its input (values and bytes copied), then sorts row
  * numbers with a stable merge sort: rows with equal keys keep their input
- * order, as SQLite's sorter keeps them. Keys compare with
- * engine__value_compare() under their collation; NULLs go first or last as
- * NULLS FIRST/LAST (default: first ascending, last descending).
+ * order, as SQLite's sorter keeps them. Under a LIMIT only the first
+ * limit + offset rows can matter: whenever the buffer holds twice that
+ * many, it is sorted and cut back (top-N), so memory stays bounded. Keys
+ * compare with engine__value_compare() under their collation; NULLs go first or
+ * last as NULLS FIRST/LAST (default: first ascending, last descending).
  */
 #include <string.h>
 
@@ -134,7 +136,10 @@ struct engine_op *engine__op_distinct(struct engine_stmt *stmt,
 struct sort_state {
     const struct engine_sort_key *keys;
     size_t key_count;
-    struct engine_value *rows; /* row_count * column_count */
+    struct engine_expr *limit;  /* top-N: LIMIT, or NULL */
+    struct engine_expr *offset; /* with it, OFFSET or NULL */
+    size_t keep;                /* rows worth keeping; SIZE_MAX: all */
+    struct engine_value *rows;  /* row_count * column_count */
     size_t row_count;
     size_t row_capacity;
     size_t *order; /* row numbers in sorted order */
@@ -142,6 +147,27 @@ struct sort_state {
     bool sorted;
     struct engine_arena bytes; /* the rows' text and blob bytes */
 };
+
+/* limit + offset, the rows a top-N sort keeps (SIZE_MAX: no limit). */
+static int sort_bound(struct engine_op *op, struct engine_exec *exec)
+{
+    struct sort_state *state = op->state;
+    int64_t limit;
+    int64_t offset = 0;
+    int rc = engine__limit_value(op, exec, state->limit, &limit);
+
+    if (rc == 0 && state->offset != NULL) {
+        rc = engine__limit_value(op, exec, state->offset, &offset);
+    }
+    if (rc != 0 || limit < 0) {
+        return rc;
+    }
+    offset = offset < 0 ? 0 : offset;
+    if ((uint64_t)limit + (uint64_t)offset < (uint64_t)SIZE_MAX / 4) {
+        state->keep = (size_t)limit + (size_t)offset;
+    }
+    return 0;
+}
 
 static int sort_open(struct engine_op *op, struct engine_exec *exec)
 {
@@ -157,6 +183,14 @@ static int sort_open(struct engine_op *op, struct engine_exec *exec)
     state->sorted = false;
     engine__arena_close(&state->bytes);
     engine__arena_init(&state->bytes);
+    state->keep = SIZE_MAX;
+    if (state->limit != NULL) {
+        int rc = sort_bound(op, exec);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
     return op->child->ops->open(op->child, exec);
 }
 
@@ -242,6 +276,59 @@ static int compare_rows(const void *ctx, size_t x, size_t y)
     return 0;
 }
 
+/* Sorts the buffered rows into state->order. */
+static int order_rows(struct engine_op *op)
+{
+    struct sort_state *state = op->state;
+
+    common_free(state->order);
+    state->order = common_malloc_array(state->row_count + 1, sizeof(size_t));
+    if (state->order == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < state->row_count; i++) {
+        state->order[i] = i;
+    }
+    return engine__stable_sort(state->order, state->row_count, compare_rows,
+                               op);
+}
+
+/* Top-N: keeps the first state->keep rows in sorted order (their bytes
+ * moved to a fresh arena) and drops the rest. Kept rows precede later
+ * input, so ties still resolve in input order. */
+static int prune(struct engine_op *op)
+{
+    struct sort_state *state = op->state;
+    size_t width = op->column_count;
+    size_t kept =
+        state->keep < state->row_count ? state->keep : state->row_count;
+    struct engine_value *rows =
+        common_malloc_array(state->row_capacity * width + 1, sizeof(*rows));
+    struct engine_arena bytes;
+    int rc = rows == NULL ? COMMON_ENOMEM : order_rows(op);
+
+    engine__arena_init(&bytes);
+    for (size_t i = 0; rc == 0 && i < kept; i++) {
+        const struct engine_value *from = &state->rows[state->order[i] * width];
+
+        for (size_t c = 0; rc == 0 && c < width; c++) {
+            rows[i * width + c] = from[c];
+            rc = copy_value(&bytes, &rows[i * width + c]);
+        }
+    }
+    if (rc != 0) {
+        common_free(rows);
+        engine__arena_close(&bytes);
+        return rc;
+    }
+    common_free(state->rows);
+    engine__arena_close(&state->bytes);
+    state->rows = rows;
+    state->bytes = bytes;
+    state->row_count = kept;
+    return 0;
+}
+
 static int sort_all(struct engine_op *op, struct engine_exec *exec)
 {
     struct sort_state *state = op->state;
@@ -256,19 +343,16 @@ static int sort_all(struct engine_op *op, struct engine_exec *exec)
         if (in == NULL) {
             break;
         }
-        if (sort_absorb(op, in) != 0) {
+        rc = sort_absorb(op, in);
+        if (rc == 0 && state->keep != SIZE_MAX &&
+            state->row_count >= 2 * state->keep + ENGINE__BATCH_SIZE) {
+            rc = prune(op);
+        }
+        if (rc != 0) {
             return engine__error(exec, COMMON_ENOMEM, "out of memory");
         }
     }
-    state->order = common_malloc_array(state->row_count + 1, sizeof(size_t));
-    if (state->order == NULL) {
-        return engine__error(exec, COMMON_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < state->row_count; i++) {
-        state->order[i] = i;
-    }
-    if (engine__stable_sort(state->order, state->row_count, compare_rows, op) !=
-        0) {
+    if (order_rows(op) != 0) {
         return engine__error(exec, COMMON_ENOMEM, "out of memory");
     }
     state->sorted = true;
@@ -326,7 +410,8 @@ static const struct engine_op_ops sort_ops = {
 struct engine_op *engine__op_sort(struct engine_stmt *stmt,
                                   struct engine_op *child,
                                   const struct engine_sort_key *keys,
-                                  size_t key_count)
+                                  size_t key_count, struct engine_expr *limit,
+                                  struct engine_expr *offset)
 {
     struct engine_op *op =
         engine__op_new(stmt, &sort_ops, child, sizeof(struct sort_state),
@@ -339,6 +424,9 @@ struct engine_op *engine__op_sort(struct engine_stmt *stmt,
     state = op->state;
     state->keys = keys;
     state->key_count = key_count;
+    state->limit = limit;
+    state->offset = offset;
+    state->keep = SIZE_MAX;
     engine__arena_init(&state->bytes);
     return op;
 }

@@ -33,6 +33,8 @@ struct select_plan {
     size_t projected_count;
     struct engine_sort_key *sort_keys;
     size_t sort_key_count;
+    struct engine_expr *limit;  /* LIMIT, or NULL */
+    struct engine_expr *offset; /* OFFSET, or NULL */
 };
 
 void *engine__plan_alloc(struct engine_stmt *stmt, size_t size)
@@ -749,13 +751,11 @@ static int plan_order_by(struct select_plan *plan)
     return 0;
 }
 
-static int plan_limit(struct select_plan *plan)
+static int compile_limit(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
-    struct engine_expr *limit = NULL;
-    struct engine_expr *offset = NULL;
     struct engine_compile ctx;
-    int rc = 0;
+    int rc;
 
     if (select->limit == NULL) {
         return 0;
@@ -763,14 +763,20 @@ static int plan_limit(struct select_plan *plan)
     compile_context(plan, &ctx, "LIMIT", false);
     ctx.scope = NULL;
     ctx.select = NULL;
-    rc = engine__compile_expr(&ctx, select->limit, &limit);
+    rc = engine__compile_expr(&ctx, select->limit, &plan->limit);
     if (rc == 0 && select->offset != NULL) {
-        rc = engine__compile_expr(&ctx, select->offset, &offset);
+        rc = engine__compile_expr(&ctx, select->offset, &plan->offset);
     }
-    if (rc != 0) {
-        return rc;
+    return rc;
+}
+
+static int plan_limit(struct select_plan *plan)
+{
+    if (plan->limit == NULL) {
+        return 0;
     }
-    plan->op = engine__op_limit(plan->stmt, plan->op, limit, offset);
+    plan->op =
+        engine__op_limit(plan->stmt, plan->op, plan->limit, plan->offset);
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
@@ -816,9 +822,14 @@ static int plan_tail(struct select_plan *plan)
             return COMMON_ENOMEM;
         }
     }
+    rc = compile_limit(plan);
+    if (rc != 0) {
+        return rc;
+    }
     if (plan->sort_key_count > 0) {
-        plan->op = engine__op_sort(stmt, plan->op, plan->sort_keys,
-                                   plan->sort_key_count);
+        plan->op =
+            engine__op_sort(stmt, plan->op, plan->sort_keys,
+                            plan->sort_key_count, plan->limit, plan->offset);
         if (plan->op == NULL) {
             return COMMON_ENOMEM;
         }

@@ -55,10 +55,10 @@ struct dt_column {
 };
 
 struct dt_table {
-    char name[4];        /* "t1" .. "t3" */
-    int column_count;    /* 1 .. DT_COLUMNS_MAX */
-    bool has_multi_key;  /* a composite UNIQUE or PRIMARY KEY */
-    bool has_index;      /* any index SQLite could scan */
+    char name[12];      /* "t1" .. "t3", or "excluded" */
+    int column_count;   /* 1 .. DT_COLUMNS_MAX */
+    bool has_multi_key; /* a composite UNIQUE or PRIMARY KEY */
+    bool has_index;     /* any index SQLite could scan */
     struct dt_column columns[DT_COLUMNS_MAX];
 };
 
@@ -69,9 +69,9 @@ struct dt_schema {
 
 /* How a statement's rows are compared. */
 enum dt_order {
-    DT_ORDER_SET,    /* as a multiset */
-    DT_ORDER_KEYED,  /* in order, ties (equal under any collation) as sets */
-    DT_ORDER_EXACT,  /* row for row */
+    DT_ORDER_SET,   /* as a multiset */
+    DT_ORDER_KEYED, /* in order, ties (equal under any collation) as sets */
+    DT_ORDER_EXACT, /* row for row */
 };
 
 /* One generated statement and how to compare it. */
@@ -82,6 +82,7 @@ struct dt_stmt {
     bool has_offset;     /* OFFSET present: the first tie run is partial */
     bool is_dml;         /* compare the table afterwards */
     bool is_update;      /* UPDATE ... RETURNING (SQLite's IntReal quirk) */
+    bool is_transaction; /* BEGIN, COMMIT, ROLLBACK */
     int table;           /* the table a DML statement changes */
 };
 
@@ -98,9 +99,10 @@ bool dt_chance(struct dt_gen *g, unsigned percent);
 struct dt_expr_ctx {
     const struct dt_table *table; /* columns in scope, or NULL */
     const struct dt_table *outer; /* an outer query's table, or NULL */
-    bool is_aggregate;      /* an aggregate query's result or HAVING */
-    unsigned group_mask;    /* is_aggregate: columns grouped by (bare use) */
-    bool is_order_visible;  /* group_concat order would show an index */
+    bool is_aggregate;            /* an aggregate query's result or HAVING */
+    unsigned group_mask;   /* is_aggregate: columns grouped by (bare use) */
+    bool is_order_visible; /* group_concat order would show an index */
+    bool has_no_rowid;     /* the source is a subquery: no rowid */
 };
 
 /* Writes one literal (any storage class, edge values included). */
@@ -127,11 +129,11 @@ void dt_gen_statement(struct dt_gen *g, struct dt_stmt *s);
 
 /* One value of a result row, as either engine returned it. */
 struct dt_value {
-    int type;      /* ENGINE_INTEGER .. ENGINE_NULL (same as SQLITE_*) */
-    int64_t i;     /* ENGINE_INTEGER */
-    double r;      /* ENGINE_FLOAT */
-    char *bytes;   /* ENGINE_TEXT, ENGINE_BLOB: heap copy */
-    int size;      /* bytes */
+    int type;    /* ENGINE_INTEGER .. ENGINE_NULL (same as SQLITE_*) */
+    int64_t i;   /* ENGINE_INTEGER */
+    double r;    /* ENGINE_FLOAT */
+    char *bytes; /* ENGINE_TEXT, ENGINE_BLOB: heap copy */
+    int size;    /* bytes */
 };
 
 struct dt_result {

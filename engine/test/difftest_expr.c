@@ -24,31 +24,58 @@ struct func_shape {
 };
 
 static const struct func_shape functions[] = {
-    {"abs", 1, 1},    {"char", 0, 3},   {"coalesce", 2, 3}, {"glob", 2, 2},
-    {"hex", 1, 1},    {"ifnull", 2, 2}, {"iif", 3, 3},      {"instr", 2, 2},
-    {"length", 1, 1}, {"like", 2, 3},   {"lower", 1, 1},    {"ltrim", 1, 2},
-    {"max", 2, 3},    {"min", 2, 3},    {"nullif", 2, 2},   {"quote", 1, 1},
-    {"replace", 3, 3}, {"round", 1, 2}, {"rtrim", 1, 2},    {"sign", 1, 1},
-    {"substr", 2, 3}, {"trim", 1, 2},   {"typeof", 1, 1},   {"unicode", 1, 1},
-    {"upper", 1, 1},  {"substring", 2, 3},
+    {"abs", 1, 1},   {"char", 0, 3},      {"coalesce", 2, 3},
+    {"glob", 2, 2},  {"hex", 1, 1},       {"ifnull", 2, 2},
+    {"iif", 3, 3},   {"instr", 2, 2},     {"length", 1, 1},
+    {"like", 2, 3},  {"lower", 1, 1},     {"ltrim", 1, 2},
+    {"max", 2, 3},   {"min", 2, 3},       {"nullif", 2, 2},
+    {"quote", 1, 1}, {"replace", 3, 3},   {"round", 1, 2},
+    {"rtrim", 1, 2}, {"sign", 1, 1},      {"substr", 2, 3},
+    {"trim", 1, 2},  {"typeof", 1, 1},    {"unicode", 1, 1},
+    {"upper", 1, 1}, {"substring", 2, 3},
 };
 
 static const char *const binary_ops[] = {
-    "+", "-", "*", "/", "%", "||", "&", "|", "<<", ">>", "=", "==", "!=",
-    "<>", "<", "<=", ">", ">=", "AND", "OR", "IS", "IS NOT",
-    "IS DISTINCT FROM", "IS NOT DISTINCT FROM", "AND", "OR", "=", "<",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "||",
+    "&",
+    "|",
+    "<<",
+    ">>",
+    "=",
+    "==",
+    "!=",
+    "<>",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "AND",
+    "OR",
+    "IS",
+    "IS NOT",
+    "IS DISTINCT FROM",
+    "IS NOT DISTINCT FROM",
+    "AND",
+    "OR",
+    "=",
+    "<",
 };
 
 static const char *const cast_types[] = {
-    "INTEGER", "REAL", "TEXT", "BLOB", "NUMERIC", "INT", "VARCHAR(5)",
-    "FLOAT", "BOOLEAN", "CHARINT",
+    "INTEGER", "REAL",       "TEXT",  "BLOB",    "NUMERIC",
+    "INT",     "VARCHAR(5)", "FLOAT", "BOOLEAN", "CHARINT",
 };
 
 static const char *const printf_formats[] = {
-    "'%d'", "'%s'", "'%5.2f'", "'%x'", "'%q'", "'%Q'", "'%e'", "'%g'",
-    "'%c'", "'%-5s|'", "'%05d'", "'%.3s'", "'%i'", "'%o'", "'%%%s'",
-    "'%,d'", "'%!.15g'", "'%.20f'", "'%X'", "'%w'", "'%10.3e'", "'%+d'",
-    "'%d-%s'", "'%s%s'", "'%.2g|%d'", "'% d'", "'%#x'", "'%!g'",
+    "'%d'",   "'%s'",    "'%5.2f'",  "'%x'",      "'%q'",   "'%Q'",  "'%e'",
+    "'%g'",   "'%c'",    "'%-5s|'",  "'%05d'",    "'%.3s'", "'%i'",  "'%o'",
+    "'%%%s'", "'%,d'",   "'%!.15g'", "'%.20f'",   "'%X'",   "'%w'",  "'%10.3e'",
+    "'%+d'",  "'%d-%s'", "'%s%s'",   "'%.2g|%d'", "'% d'",  "'%#x'", "'%!g'",
 };
 
 static const char *const aggregates[] = {
@@ -82,7 +109,11 @@ static void gen_column(struct dt_gen *g, const struct dt_expr_ctx *ctx,
     if (dt_chance(g, 10)) {
         dt_buf_addf(out, "%s.", t->name);
     }
-    dt_buf_add(out, dt_chance(g, 3) ? "rowid" : t->columns[i].name);
+    if (!ctx->has_no_rowid && dt_chance(g, 3)) {
+        dt_buf_add(out, "rowid");
+    } else {
+        dt_buf_add(out, t->columns[i].name);
+    }
 }
 
 static bool has_bare_columns(const struct dt_expr_ctx *ctx)
@@ -143,8 +174,8 @@ static void gen_aggregate(struct dt_gen *g, const struct dt_expr_ctx *ctx,
     }
 }
 
-static void gen_args(struct dt_gen *g, const struct dt_expr_ctx *ctx,
-                     int depth, int argc, struct dt_buf *out)
+static void gen_args(struct dt_gen *g, const struct dt_expr_ctx *ctx, int depth,
+                     int argc, struct dt_buf *out)
 {
     int i;
 
@@ -166,8 +197,8 @@ static void gen_function(struct dt_gen *g, const struct dt_expr_ctx *ctx,
         return;
     }
     if (kind > COUNT_OF(functions)) {
-        const char *format = printf_formats[dt_below(
-            g, COUNT_OF(printf_formats))];
+        const char *format =
+            printf_formats[dt_below(g, COUNT_OF(printf_formats))];
         dt_buf_addf(out, "%s(%s", dt_chance(g, 50) ? "printf" : "format",
                     format);
         argc = (int)dt_below(g, 3);
@@ -177,15 +208,15 @@ static void gen_function(struct dt_gen *g, const struct dt_expr_ctx *ctx,
         return;
     }
     f = &functions[kind];
-    argc = f->argc_min + (int)dt_below(g, (uint64_t)(f->argc_max -
-                                                      f->argc_min + 1));
+    argc = f->argc_min +
+           (int)dt_below(g, (uint64_t)(f->argc_max - f->argc_min + 1));
     dt_buf_addf(out, "%s(", f->name);
     gen_args(g, ctx, depth, argc, out);
     dt_buf_add(out, ")");
 }
 
-static void gen_case(struct dt_gen *g, const struct dt_expr_ctx *ctx,
-                     int depth, struct dt_buf *out)
+static void gen_case(struct dt_gen *g, const struct dt_expr_ctx *ctx, int depth,
+                     struct dt_buf *out)
 {
     uint64_t i, n = 1 + dt_below(g, 3);
 
@@ -217,7 +248,7 @@ static void gen_subquery(struct dt_gen *g, const struct dt_expr_ctx *ctx,
 {
     const struct dt_table *t =
         &g->schema.tables[dt_below(g, (uint64_t)g->schema.table_count)];
-    struct dt_expr_ctx sub = {t, NULL, false, 0, t->has_index};
+    struct dt_expr_ctx sub = {.table = t, .is_order_visible = t->has_index};
 
     if (ctx->table != NULL && ctx->table != t && !ctx->is_aggregate) {
         sub.outer = ctx->table;
@@ -238,8 +269,8 @@ static void gen_subquery(struct dt_gen *g, const struct dt_expr_ctx *ctx,
     dt_buf_add(out, ")");
 }
 
-static void gen_in(struct dt_gen *g, const struct dt_expr_ctx *ctx,
-                   int depth, struct dt_buf *out)
+static void gen_in(struct dt_gen *g, const struct dt_expr_ctx *ctx, int depth,
+                   struct dt_buf *out)
 {
     dt_gen_expr(g, ctx, depth - 1, out);
     dt_buf_add(out, dt_chance(g, 30) ? " NOT IN " : " IN ");
@@ -252,8 +283,8 @@ static void gen_in(struct dt_gen *g, const struct dt_expr_ctx *ctx,
     dt_buf_add(out, ")");
 }
 
-static void gen_like(struct dt_gen *g, const struct dt_expr_ctx *ctx,
-                     int depth, struct dt_buf *out)
+static void gen_like(struct dt_gen *g, const struct dt_expr_ctx *ctx, int depth,
+                     struct dt_buf *out)
 {
     bool is_glob = dt_chance(g, 30);
 
@@ -262,8 +293,9 @@ static void gen_like(struct dt_gen *g, const struct dt_expr_ctx *ctx,
     dt_buf_add(out, is_glob ? " GLOB " : " LIKE ");
     if (dt_chance(g, 50)) {
         static const char *const patterns[] = {
-            "'a%'", "'%b'", "'_'", "'%'", "'A_'", "'[a-c]*'", "'*1*'",
-            "'a\\%'", "'%\xc3\xa9%'", "'?b'", "'%1%'", "'[^a]*'", "''",
+            "'a%'",     "'%b'",    "'_'",    "'%'",          "'A_'",
+            "'[a-c]*'", "'*1*'",   "'a\\%'", "'%\xc3\xa9%'", "'?b'",
+            "'%1%'",    "'[^a]*'", "''",
         };
         dt_buf_add(out, patterns[dt_below(g, COUNT_OF(patterns))]);
     } else {
@@ -293,7 +325,7 @@ static void gen_unary(struct dt_gen *g, const struct dt_expr_ctx *ctx,
                       int depth, struct dt_buf *out)
 {
     static const char *const prefixes[] = {"-", "+", "NOT ", "~", "- "};
-    static const char *const suffixes[] = {" ISNULL", " NOTNULL",
+    static const char *const suffixes[] = {" ISNULL",  " NOTNULL",
                                            " IS NULL", " IS NOT NULL",
                                            " IS TRUE", " IS NOT FALSE"};
 

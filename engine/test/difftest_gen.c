@@ -21,26 +21,89 @@
 
 /* Literals, as SQL text, with SQLite's edge cases. */
 static const char *const literals[] = {
-    "NULL", "0", "-0.0", "0.0", "1", "-1", "2", "3", "10", "-7",
-    "9223372036854775807", "-9223372036854775808", "-9223372036854775807",
-    "9007199254740993", "9007199254740991", "9007199254740992.0", "1e308",
-    "-1e308", "1e-308", "4.9e-324", "1.5", "-2.5", "0.1", "3.0", "1e20",
-    "123456789012345678901234567890", "0.5", "100", "-100", "2.0e0",
-    "''", "' 12 '", "'1e5'", "'abc'", "'ABC'", "'a '", "'a'", "'A'",
-    "'\xc3\xa9'", "'\xc3\x89'", "x''", "x'00ff'", "'12'", "'-3.5'",
-    "'0x10'", "'1.0'", "' '", "'%'", "'_'", "'a%b'", "'\\'", "'ab'",
-    "'9223372036854775808'", "'inf'", "x'41'", "'12abc'", "'3.0e0'",
-    "'-0'", "'+5'", "'  7'", "1e-5", "'A_B'", "'b'", "'Ab '",
-    "'\xe6\x97\xa5\xe6\x9c\xac'", "x'c3a9'", "'1'", "'0'", "'-1'",
-    "'9007199254740993'", "'1e308'", "'abc%'", "'x'", "'a_c'",
+    "NULL",
+    "0",
+    "-0.0",
+    "0.0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "10",
+    "-7",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "-9223372036854775807",
+    "9007199254740993",
+    "9007199254740991",
+    "9007199254740992.0",
+    "1e308",
+    "-1e308",
+    "1e-308",
+    "4.9e-324",
+    "1.5",
+    "-2.5",
+    "0.1",
+    "3.0",
+    "1e20",
+    "123456789012345678901234567890",
+    "0.5",
+    "100",
+    "-100",
+    "2.0e0",
+    "''",
+    "' 12 '",
+    "'1e5'",
+    "'abc'",
+    "'ABC'",
+    "'a '",
+    "'a'",
+    "'A'",
+    "'\xc3\xa9'",
+    "'\xc3\x89'",
+    "x''",
+    "x'00ff'",
+    "'12'",
+    "'-3.5'",
+    "'0x10'",
+    "'1.0'",
+    "' '",
+    "'%'",
+    "'_'",
+    "'a%b'",
+    "'\\'",
+    "'ab'",
+    "'9223372036854775808'",
+    "'inf'",
+    "x'41'",
+    "'12abc'",
+    "'3.0e0'",
+    "'-0'",
+    "'+5'",
+    "'  7'",
+    "1e-5",
+    "'A_B'",
+    "'b'",
+    "'Ab '",
+    "'\xe6\x97\xa5\xe6\x9c\xac'",
+    "x'c3a9'",
+    "'1'",
+    "'0'",
+    "'-1'",
+    "'9007199254740993'",
+    "'1e308'",
+    "'abc%'",
+    "'x'",
+    "'a_c'",
 };
 
 #define LITERAL_COUNT (sizeof(literals) / sizeof(literals[0]))
 
 static const char *const declared_types[] = {
-    "INTEGER", "INT", "TEXT", "REAL", "NUMERIC", "BLOB", "",
-    "VARCHAR(10)", "DOUBLE", "CHARINT", "FLOATING POINT", "BOOLEAN",
-    "DECIMAL(10,5)", "STRING", "CLOB", "BIGINT", "DATE", "ANY",
+    "INTEGER",        "INT",     "TEXT",          "REAL",   "NUMERIC",
+    "BLOB",           "",        "VARCHAR(10)",   "DOUBLE", "CHARINT",
+    "FLOATING POINT", "BOOLEAN", "DECIMAL(10,5)", "STRING", "CLOB",
+    "BIGINT",         "DATE",    "ANY",
 };
 
 #define TYPE_COUNT (sizeof(declared_types) / sizeof(declared_types[0]))
@@ -57,8 +120,7 @@ bool dt_chance(struct dt_gen *g, unsigned percent)
     return dt_below(g, 100) < percent;
 }
 
-static const char *pick(struct dt_gen *g, const char *const *list,
-                        size_t count)
+static const char *pick(struct dt_gen *g, const char *const *list, size_t count)
 {
     return list[dt_below(g, count)];
 }
@@ -68,9 +130,9 @@ static const char *pick(struct dt_gen *g, const char *const *list,
 /* A short text made of letters, digits, dots, spaces and 'é'. */
 static void gen_random_text(struct dt_gen *g, struct dt_buf *out)
 {
-    static const char *const parts[] = {"a", "A", "b", "B", "1", "2", ".",
-                                        "e", " ", "-", "\xc3\xa9", "_",
-                                        "%", "0", "z"};
+    static const char *const parts[] = {"a",        "A", "b", "B", "1",
+                                        "2",        ".", "e", " ", "-",
+                                        "\xc3\xa9", "_", "%", "0", "z"};
     uint64_t i, n = dt_below(g, 5);
 
     dt_buf_add(out, "'");
@@ -229,5 +291,362 @@ void dt_gen_insert_data(struct dt_gen *g, int table, struct dt_buf *out)
     for (i = 0; i < n; i++) {
         dt_buf_add(out, i ? ", " : "");
         gen_row(g, t, out);
+    }
+}
+
+static const char *const conflicts[] = {
+    "",          "",         "",           "OR ROLLBACK ",
+    "OR ABORT ", "OR FAIL ", "OR IGNORE ", "OR REPLACE ",
+};
+
+static const struct dt_table *random_table(struct dt_gen *g)
+{
+    return &g->schema.tables[dt_below(g, (uint64_t)g->schema.table_count)];
+}
+
+/* ORDER BY over every one of column_count outputs, then maybe LIMIT. */
+static void gen_order_by(struct dt_gen *g, int column_count, struct dt_stmt *s)
+{
+    int i;
+
+    s->order = DT_ORDER_KEYED;
+    dt_buf_add(&s->sql, " ORDER BY ");
+    for (i = 0; i < column_count; i++) {
+        dt_buf_addf(&s->sql, "%s%d", i ? ", " : "", i + 1);
+        if (dt_chance(g, 15)) {
+            dt_buf_addf(&s->sql, " COLLATE %s", collations[1 + dt_below(g, 3)]);
+        }
+        dt_buf_add(&s->sql, dt_chance(g, 30) ? " DESC" : "");
+        if (dt_chance(g, 15)) {
+            dt_buf_add(&s->sql,
+                       dt_chance(g, 50) ? " NULLS FIRST" : " NULLS LAST");
+        }
+    }
+    if (dt_chance(g, 30)) {
+        s->has_limit = true;
+        dt_buf_addf(&s->sql, " LIMIT %d", (int)dt_below(g, 6) - 1);
+        if (dt_chance(g, 40)) {
+            s->has_offset = true;
+            dt_buf_addf(&s->sql, " OFFSET %d", (int)dt_below(g, 4));
+        }
+    }
+}
+
+static int gen_result_list(struct dt_gen *g, const struct dt_expr_ctx *ctx,
+                           struct dt_buf *out)
+{
+    int i, n = 1 + (int)dt_below(g, 4);
+
+    for (i = 0; i < n; i++) {
+        dt_buf_add(out, i ? ", " : "");
+        dt_gen_expr(g, ctx, g->depth_max, out);
+    }
+    return n;
+}
+
+/* SELECT [DISTINCT] exprs FROM t [WHERE] [ORDER BY [LIMIT]]; the source
+ * is sometimes a subquery named as the table. */
+static void gen_select_rows(struct dt_gen *g, struct dt_stmt *s)
+{
+    const struct dt_table *t = random_table(g);
+    struct dt_expr_ctx ctx = {.table = t, .is_order_visible = t->has_index};
+    bool is_sub = dt_chance(g, 15);
+    int n;
+
+    dt_buf_add(&s->sql, dt_chance(g, 15) ? "SELECT DISTINCT " : "SELECT ");
+    if (is_sub) {
+        ctx.has_no_rowid = true;
+    }
+    n = gen_result_list(g, &ctx, &s->sql);
+    if (is_sub) {
+        dt_buf_addf(&s->sql, " FROM (SELECT * FROM %s", t->name);
+        if (dt_chance(g, 50)) {
+            dt_gen_where(g, &ctx, false, &s->sql);
+        }
+        dt_buf_addf(&s->sql, ") AS %s", t->name);
+    } else {
+        dt_buf_addf(&s->sql, " FROM %s", t->name);
+    }
+    if (dt_chance(g, 70)) {
+        dt_gen_where(g, &ctx, false, &s->sql);
+    }
+    if (dt_chance(g, 50)) {
+        gen_order_by(g, n, s);
+    }
+}
+
+static void gen_group_list(const struct dt_table *t, unsigned mask,
+                           struct dt_buf *out)
+{
+    const char *separator = "";
+    int i;
+
+    for (i = 0; i < t->column_count; i++) {
+        if ((mask >> i) & 1u) {
+            dt_buf_addf(out, "%s%s", separator, t->columns[i].name);
+            separator = ", ";
+        }
+    }
+}
+
+/* An aggregate query: grouped columns first, then expressions over
+ * aggregates and grouped columns; never a bare ungrouped column. */
+static void gen_select_aggregate(struct dt_gen *g, struct dt_stmt *s)
+{
+    const struct dt_table *t = random_table(g);
+    struct dt_expr_ctx ctx = {
+        .table = t, .is_aggregate = true, .is_order_visible = t->has_index};
+    struct dt_expr_ctx row = {.table = t, .is_order_visible = t->has_index};
+    int i, n = 0;
+
+    if (dt_chance(g, 60)) {
+        ctx.group_mask = 1u << dt_below(g, (uint64_t)t->column_count);
+        ctx.group_mask |=
+            dt_chance(g, 30) ? 1u << dt_below(g, (uint64_t)t->column_count) : 0;
+    }
+    dt_buf_add(&s->sql, "SELECT ");
+    for (i = 0; i < t->column_count; i++) {
+        if ((ctx.group_mask >> i) & 1u) {
+            dt_buf_addf(&s->sql, "%s, ", t->columns[i].name);
+            n++;
+        }
+    }
+    n += gen_result_list(g, &ctx, &s->sql);
+    dt_buf_addf(&s->sql, " FROM %s", t->name);
+    if (dt_chance(g, 50)) {
+        dt_gen_where(g, &row, t->has_index, &s->sql);
+    }
+    if (ctx.group_mask != 0) {
+        dt_buf_add(&s->sql, " GROUP BY ");
+        gen_group_list(t, ctx.group_mask, &s->sql);
+        if (dt_chance(g, 40)) {
+            dt_buf_add(&s->sql, " HAVING ");
+            dt_gen_expr(g, &ctx, g->depth_max, &s->sql);
+        }
+    }
+    if (dt_chance(g, 60)) {
+        gen_order_by(g, n, s);
+    }
+}
+
+/* SELECT without FROM, or VALUES: one row per VALUES row, in order. */
+static void gen_select_constant(struct dt_gen *g, struct dt_stmt *s)
+{
+    struct dt_expr_ctx ctx = {.table = NULL};
+    int i, n, rows;
+
+    s->order = DT_ORDER_EXACT;
+    if (dt_chance(g, 75)) {
+        dt_buf_add(&s->sql, "SELECT ");
+        gen_result_list(g, &ctx, &s->sql);
+        return;
+    }
+    n = 1 + (int)dt_below(g, 3);
+    rows = 1 + (int)dt_below(g, 3);
+    dt_buf_add(&s->sql, "VALUES ");
+    for (i = 0; i < rows; i++) {
+        dt_buf_add(&s->sql, i ? ", (" : "(");
+        for (int c = 0; c < n; c++) {
+            dt_buf_add(&s->sql, c ? ", " : "");
+            dt_gen_expr(g, &ctx, g->depth_max, &s->sql);
+        }
+        dt_buf_add(&s->sql, ")");
+    }
+}
+
+static void gen_returning(struct dt_gen *g, const struct dt_table *t,
+                          struct dt_stmt *s)
+{
+    struct dt_expr_ctx ctx = {.table = t, .is_order_visible = true};
+
+    if (!dt_chance(g, 30)) {
+        return;
+    }
+    dt_buf_add(&s->sql, " RETURNING ");
+    if (dt_chance(g, 30)) {
+        dt_buf_add(&s->sql, "*");
+    } else {
+        gen_result_list(g, &ctx, &s->sql);
+    }
+}
+
+/* ON CONFLICT DO NOTHING, or DO UPDATE naming excluded.* (written as an
+ * outer table called "excluded"). The target is a UNIQUE column when the
+ * table has one. */
+static void gen_upsert(struct dt_gen *g, const struct dt_table *t,
+                       struct dt_buf *out)
+{
+    struct dt_table excluded = *t;
+    struct dt_expr_ctx ctx = {
+        .table = t, .outer = &excluded, .is_order_visible = true};
+    int i, target = -1;
+
+    snprintf(excluded.name, sizeof(excluded.name), "%s", "excluded");
+    for (i = 0; i < t->column_count; i++) {
+        if (t->columns[i].is_unique || t->columns[i].is_ipk) {
+            target = i;
+        }
+    }
+    if (target < 0 || dt_chance(g, 30)) {
+        dt_buf_add(out, " ON CONFLICT DO NOTHING");
+        return;
+    }
+    dt_buf_addf(out, " ON CONFLICT(%s) DO ", t->columns[target].name);
+    if (dt_chance(g, 20)) {
+        dt_buf_add(out, "NOTHING");
+        return;
+    }
+    i = (int)dt_below(g, (uint64_t)t->column_count);
+    dt_buf_addf(out, "UPDATE SET %s = ", t->columns[i].name);
+    dt_gen_expr(g, &ctx, g->depth_max - 1, out);
+    if (dt_chance(g, 30)) {
+        dt_buf_add(out, " WHERE ");
+        dt_gen_expr(g, &ctx, g->depth_max - 1, out);
+    }
+}
+
+/* Writes a column list, all columns or a suffix of them, and returns the
+ * first column named. */
+static int gen_insert_columns(struct dt_gen *g, const struct dt_table *t,
+                              struct dt_buf *out)
+{
+    int i, first;
+
+    if (dt_chance(g, 50)) {
+        return 0;
+    }
+    first = (int)dt_below(g, (uint64_t)t->column_count);
+    dt_buf_add(out, "(");
+    for (i = first; i < t->column_count; i++) {
+        dt_buf_addf(out, "%s%s", i > first ? ", " : "", t->columns[i].name);
+    }
+    dt_buf_add(out, ")");
+    return first;
+}
+
+static void gen_insert_values(struct dt_gen *g, const struct dt_table *t,
+                              int first, struct dt_buf *out)
+{
+    struct dt_expr_ctx ctx = {.table = NULL};
+    int row, rows = 1 + (int)dt_below(g, 3), i;
+
+    dt_buf_add(out, " VALUES ");
+    for (row = 0; row < rows; row++) {
+        dt_buf_add(out, row ? ", (" : "(");
+        for (i = first; i < t->column_count; i++) {
+            const struct dt_column *c = &t->columns[i];
+
+            dt_buf_add(out, i > first ? ", " : "");
+            if (dt_chance(g, 15) && !c->is_ipk) {
+                dt_gen_expr(g, &ctx, 2, out);
+            } else {
+                gen_value_for(g, c, out);
+            }
+        }
+        dt_buf_add(out, ")");
+    }
+}
+
+static void gen_insert(struct dt_gen *g, struct dt_stmt *s)
+{
+    const struct dt_table *t = random_table(g);
+    const struct dt_table *from = random_table(g);
+    struct dt_expr_ctx ctx = {.table = from, .is_order_visible = true};
+    int i, n;
+
+    s->table = (int)(t - g->schema.tables);
+    dt_buf_addf(&s->sql, "INSERT %sINTO %s",
+                conflicts[dt_below(g, sizeof(conflicts) / sizeof(*conflicts))],
+                t->name);
+    if (dt_chance(g, 5)) {
+        dt_buf_add(&s->sql, " DEFAULT VALUES");
+    } else if (dt_chance(g, 75)) {
+        gen_insert_values(g, t, gen_insert_columns(g, t, &s->sql), &s->sql);
+        if (dt_chance(g, 25)) {
+            gen_upsert(g, t, &s->sql);
+        }
+    } else {
+        n = t->column_count - gen_insert_columns(g, t, &s->sql);
+        dt_buf_add(&s->sql, " SELECT ");
+        for (i = 0; i < n; i++) {
+            dt_buf_add(&s->sql, i ? ", " : "");
+            dt_gen_expr(g, &ctx, g->depth_max - 1, &s->sql);
+        }
+        dt_buf_addf(&s->sql, " FROM %s", from->name);
+        if (dt_chance(g, 50)) {
+            dt_gen_where(g, &ctx, true, &s->sql);
+        }
+        /* A covering index scan would change which rowid each row gets. */
+        dt_buf_add(&s->sql, from->has_index ? " ORDER BY rowid" : "");
+    }
+    gen_returning(g, t, s);
+}
+
+static void gen_update(struct dt_gen *g, struct dt_stmt *s)
+{
+    const struct dt_table *t = random_table(g);
+    struct dt_expr_ctx ctx = {.table = t, .is_order_visible = true};
+    int i, n = 1 + (int)dt_below(g, 2);
+
+    s->table = (int)(t - g->schema.tables);
+    s->is_update = true;
+    dt_buf_addf(&s->sql, "UPDATE %s%s SET ",
+                conflicts[dt_below(g, sizeof(conflicts) / sizeof(*conflicts))],
+                t->name);
+    for (i = 0; i < n; i++) {
+        int c = (int)dt_below(g, (uint64_t)t->column_count);
+
+        dt_buf_addf(&s->sql, "%s%s = ", i ? ", " : "", t->columns[c].name);
+        dt_gen_expr(g, &ctx, g->depth_max - 1, &s->sql);
+    }
+    if (dt_chance(g, 70)) {
+        dt_gen_where(g, &ctx, true, &s->sql);
+    }
+    gen_returning(g, t, s);
+}
+
+static void gen_delete(struct dt_gen *g, struct dt_stmt *s)
+{
+    const struct dt_table *t = random_table(g);
+    struct dt_expr_ctx ctx = {.table = t, .is_order_visible = true};
+
+    s->table = (int)(t - g->schema.tables);
+    dt_buf_addf(&s->sql, "DELETE FROM %s", t->name);
+    if (dt_chance(g, 85)) {
+        dt_gen_where(g, &ctx, true, &s->sql);
+    }
+    gen_returning(g, t, s);
+}
+
+void dt_gen_statement(struct dt_gen *g, struct dt_stmt *s)
+{
+    uint64_t kind = dt_below(g, 100);
+
+    dt_buf_clear(&s->sql);
+    s->order = DT_ORDER_SET;
+    s->has_limit = s->has_offset = s->is_dml = s->is_update = false;
+    s->is_transaction = false;
+    s->table = -1;
+    g->depth_max = 1 + (int)dt_below(g, 4);
+    if (kind < 38) {
+        gen_select_rows(g, s);
+    } else if (kind < 58) {
+        gen_select_aggregate(g, s);
+    } else if (kind < 68) {
+        gen_select_constant(g, s);
+    } else if (kind < 98) {
+        s->is_dml = true;
+        if (kind < 81) {
+            gen_insert(g, s);
+        } else if (kind < 91) {
+            gen_update(g, s);
+        } else {
+            gen_delete(g, s);
+        }
+    } else {
+        static const char *const txn[] = {"BEGIN", "COMMIT", "ROLLBACK",
+                                          "BEGIN", "END"};
+        s->is_transaction = true;
+        dt_buf_add(&s->sql, txn[dt_below(g, 5)]);
     }
 }

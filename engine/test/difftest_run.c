@@ -181,8 +181,7 @@ static void engine_read_row(struct engine_stmt *stmt, struct dt_result *r)
     }
 }
 
-void dt_run_engine(struct engine_db *db, const char *sql,
-                   struct dt_result *out)
+void dt_run_engine(struct engine_db *db, const char *sql, struct dt_result *out)
 {
     struct engine_stmt *stmt = NULL;
     int rc;
@@ -236,8 +235,8 @@ static int value_cmp_exact(const struct dt_value *a, const struct dt_value *b)
 
 static bool value_same(const struct dt_value *a, const struct dt_value *b)
 {
-    if (a->type == SQLITE_FLOAT && b->type == SQLITE_FLOAT &&
-        isnan(a->r) && isnan(b->r)) {
+    if (a->type == SQLITE_FLOAT && b->type == SQLITE_FLOAT && isnan(a->r) &&
+        isnan(b->r)) {
         return true;
     }
     return value_cmp_exact(a, b) == 0;

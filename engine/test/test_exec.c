@@ -159,6 +159,12 @@ static void exec_sorts_and_distinct(void **state)
     same(&p, "SELECT DISTINCT t COLLATE BINARY FROM big ORDER BY 1");
     same(&p, "SELECT DISTINCT x, r > 50 FROM big ORDER BY 2, 1");
     same(&p, "SELECT id FROM big ORDER BY r DESC, id LIMIT 5 OFFSET 3");
+    /* top-N: ties across many batches resolve in input order */
+    same(&p, "SELECT id, t FROM big ORDER BY t LIMIT 7 OFFSET 2500");
+    same(&p, "SELECT id, x FROM big ORDER BY x DESC LIMIT 3000");
+    same(&p, "SELECT id FROM big ORDER BY n LIMIT 0");
+    same(&p, "SELECT DISTINCT t FROM big ORDER BY 1 DESC LIMIT 3");
+    same(&p, "SELECT id FROM big ORDER BY r LIMIT -1 OFFSET 4998");
     pair_close(&p);
 }
 
@@ -181,6 +187,38 @@ static void exec_subqueries_and_dml(void **state)
     same(&p, "SELECT * FROM big ORDER BY id");
     same(&p, "UPDATE big SET id = id + 100000 WHERE id > 4990");
     same(&p, "SELECT id, n FROM big WHERE id > 4900");
+    pair_close(&p);
+}
+
+/* Rows that tie on every ORDER BY key come out in SQLite's order: input
+ * order for a plain sort, the GROUP BY's order (which takes ORDER BY's
+ * directions when both have as many terms) after an aggregation, and a
+ * FROM subquery's own ORDER BY is dropped under an outer ORDER BY. */
+static void exec_tie_order_matches_sqlite(void **state)
+{
+    static const char *queries[] = {
+        "SELECT s FROM v ORDER BY k",
+        "SELECT s FROM v ORDER BY k DESC LIMIT 4",
+        "SELECT s, count(*) FROM v GROUP BY s ORDER BY 2 DESC",
+        "SELECT s, count(*) FROM v GROUP BY s ORDER BY 2 DESC LIMIT 3",
+        "SELECT s, k FROM v GROUP BY s ORDER BY k DESC",
+        "SELECT s, k, count(*) FROM v GROUP BY s ORDER BY k DESC, 3",
+        "SELECT count(*), k FROM v GROUP BY k, s ORDER BY 1 DESC",
+        "SELECT DISTINCT s, k FROM v ORDER BY k DESC",
+        "SELECT s FROM (SELECT s, k FROM v ORDER BY s DESC) ORDER BY k",
+        "SELECT s FROM (SELECT s, k FROM v ORDER BY s DESC LIMIT 5) "
+        "ORDER BY k",
+    };
+    struct pair p;
+
+    (void)state;
+    pair_open(&p);
+    same(&p, "CREATE TABLE v(k, s)");
+    same(&p, "INSERT INTO v VALUES (1,'a'),(1,'b'),(2,'x'),(1,'c'),(2,'y'),"
+             "(3,'q')");
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+        same(&p, queries[i]);
+    }
     pair_close(&p);
 }
 
@@ -240,6 +278,7 @@ int main(void)
         cmocka_unit_test(exec_aggregates_and_groups),
         cmocka_unit_test(exec_sorts_and_distinct),
         cmocka_unit_test(exec_subqueries_and_dml),
+        cmocka_unit_test(exec_tie_order_matches_sqlite),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
