@@ -8,7 +8,8 @@
 #   make test       set-up + build + every test but the benchmarks
 #   make sanitize   the unit tests again under AddressSanitizer + UBSan
 #   make format     format every C source with the checked-in .clang-format
-#   make fuzz       the parser's libFuzzer target for FUZZ_SECONDS (clang)
+#   make fuzz       the parser's and the engine's libFuzzer targets, each
+#                   for FUZZ_SECONDS (clang)
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -49,11 +50,14 @@ sanitize:
 
 fuzz:
 	scripts/setup.sh
-	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $(FUZZ_DIR) --target fuzz_parse -j $(JOBS)
-	mkdir -p $(FUZZ_DIR)/corpus
-	$(FUZZ_DIR)/bin/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
-		-print_final_stats=1 $(FUZZ_DIR)/corpus
+	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
+	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine -j $(JOBS)
+	for target in fuzz_parse fuzz_engine; do \
+		mkdir -p $(FUZZ_DIR)/corpus-$$target && \
+		$(FUZZ_DIR)/bin/$$target -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 $(FUZZ_DIR)/corpus-$$target || exit 1; \
+	done
 
 format:
 	scripts/check-format.sh --fix
@@ -61,3 +65,5 @@ format:
 clean:
 	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
 
+
+, := ,

@@ -48,6 +48,9 @@ void engine_close(struct engine_db *db)
 }
 
 static int set_error(struct engine_db *db, int rc, const char *format,
+                     va_list args) __attribute__((format(printf, 3, 0)));
+
+static int set_error(struct engine_db *db, int rc, const char *format,
                      va_list args)
 {
     vsnprintf(db->errmsg, sizeof(db->errmsg), format, args);

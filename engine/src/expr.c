@@ -179,6 +179,16 @@ static int unary_value(struct engine_expr *expr, struct engine_eval *eval,
     case ENGINE_EXPR_IS_NULL:
         *v = engine__value_int(a.type == ENGINE_NULL);
         return 0;
+    case ENGINE_EXPR_TRUTH: {
+        /* SQLite's OP_IsTrue: "x IS TRUE" is 1 when x is true, 0 when it
+         * is false or NULL; IS NOT inverts that, so NULL IS NOT TRUE is 1.
+         */
+        int truth = engine__value_truth(&a);
+        bool is_match = truth >= 0 && (truth > 0) == expr->u.truth;
+
+        *v = engine__value_int(is_match != expr->negated);
+        return 0;
+    }
     case ENGINE_EXPR_NOT_NULL:
         *v = engine__value_int(a.type != ENGINE_NULL);
         return 0;

@@ -53,6 +53,7 @@ enum engine_expr_op {
     ENGINE_EXPR_SUBQUERY, /* scalar (.subquery) */
     ENGINE_EXPR_EXISTS,   /* EXISTS (.subquery) */
     ENGINE_EXPR_FUNCTION, /* .function(args) */
+    ENGINE_EXPR_TRUTH,    /* args[0] IS [NOT] TRUE|FALSE: .truth, negated */
 };
 
 enum engine_compare_op {
@@ -83,6 +84,7 @@ struct engine_expr {
         size_t column;
         enum engine_arith_op arith;
         enum engine_compare_op compare;
+        bool truth; /* TRUTH: compared with TRUE (or FALSE) */
         enum engine_affinity cast_affinity;
         enum ast_like_kind like;
         const struct engine_scalar_def *function;

@@ -235,6 +235,17 @@ static int compile_column(struct engine_compile *ctx,
     return sql_error(ctx, "no such column: %s", name);
 }
 
+/* "-" before a real literal negates the literal itself: SQLite's TK_UMINUS
+ * over TK_FLOAT is codeReal(..., negate=1), so "-0.0" is -0.0, where any
+ * other operand is computed as 0 - x (which turns -0.0 into 0.0). */
+static bool is_negated_real_literal(const struct ast_expr *ast)
+{
+    const struct ast_expr *operand = ast->u.unary.operand;
+
+    return ast->u.unary.op == AST_NEGATE && operand->kind == AST_LITERAL &&
+           operand->u.literal.type == ENGINE_FLOAT;
+}
+
 static int compile_unary(struct engine_compile *ctx, const struct ast_expr *ast,
                          struct engine_expr **out)
 {
@@ -249,6 +260,11 @@ static int compile_unary(struct engine_compile *ctx, const struct ast_expr *ast,
 
     if (rc != 0) {
         return rc;
+    }
+    if (is_negated_real_literal(ast)) {
+        child->u.constant.u.r = -child->u.constant.u.r;
+        *out = child;
+        return 0;
     }
     if (ast->kind == AST_UNARY && ast->u.unary.op == AST_PLUS) {
         /* "+x" keeps x's value and collation but has no affinity
@@ -343,6 +359,37 @@ static int make_binary(struct engine_compile *ctx, enum engine_expr_op op,
     return 0;
 }
 
+/* "x IS [NOT] TRUE|FALSE": SQLite's resolver turns IS and IS NOT whose
+ * right operand is the TRUE or FALSE keyword into TK_TRUTH, which tests
+ * x's truth value ("NULL IS FALSE" is 0, "5 IS TRUE" is 1), not equality
+ * with 1 or 0 (expr.c, sqlite3ExprIsTruth / OP_IsTrue). */
+static bool binary_is_truth(const struct ast_expr *ast)
+{
+    return (ast->u.binary.op == AST_IS || ast->u.binary.op == AST_IS_NOT) &&
+           ast->u.binary.right->kind == AST_BOOLEAN;
+}
+
+static int compile_truth(struct engine_compile *ctx, const struct ast_expr *ast,
+                         struct engine_expr **out)
+{
+    struct engine_expr *left;
+    struct engine_expr *e;
+    int rc = compile(ctx, ast->u.binary.left, &left);
+
+    if (rc != 0) {
+        return rc;
+    }
+    e = new_expr(ctx, ENGINE_EXPR_TRUTH, 1);
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->args[0] = left;
+    e->negated = ast->u.binary.op == AST_IS_NOT;
+    e->u.truth = ast->u.binary.right->u.literal.u.i != 0;
+    *out = e;
+    return 0;
+}
+
 static int compile_binary(struct engine_compile *ctx,
                           const struct ast_expr *ast, struct engine_expr **out)
 {
@@ -351,8 +398,12 @@ static int compile_binary(struct engine_compile *ctx,
     struct engine_expr *left;
     struct engine_expr *right;
     enum engine_expr_op kind;
-    int rc = compile(ctx, ast->u.binary.left, &left);
+    int rc;
 
+    if (binary_is_truth(ast)) {
+        return compile_truth(ctx, ast, out);
+    }
+    rc = compile(ctx, ast->u.binary.left, &left);
     if (rc == 0) {
         rc = compile(ctx, ast->u.binary.right, &right);
     }

@@ -425,6 +425,14 @@ static const char *result_name(struct select_plan *plan,
     return ast->text != NULL ? ast->text : "?";
 }
 
+/* Whether the FROM item is called name (its alias, else its table). */
+static bool scope_is_named(const struct engine_scope *scope, const char *name)
+{
+    const char *own = scope->alias != NULL ? scope->alias : scope->table_name;
+
+    return own != NULL && strcasecmp(own, name) == 0;
+}
+
 static int expand_results(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
@@ -451,10 +459,7 @@ static int expand_results(struct select_plan *plan)
             return plan_error(plan, "no tables specified%s", "");
         }
         if (column->kind == AST_RESULT_TABLE_STAR &&
-            !(plan->scope.alias ? strcasecmp(plan->scope.alias, column->table)
-              : plan->scope.table_name
-                  ? strcasecmp(plan->scope.table_name, column->table)
-                  : 1) == 0) {
+            !scope_is_named(&plan->scope, column->table)) {
             return plan_error(plan, "no such table: %s", column->table);
         }
         rc = add_star(plan, &n);
@@ -504,15 +509,42 @@ static const char *ordinal_suffix(size_t n)
     return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
 }
 
+/* An ordinal or alias written with COLLATE ("ORDER BY 1 COLLATE NOCASE")
+ * stands for the result expression under that collation: SQLite looks the
+ * term up with its COLLATEs skipped, then resolveAlias() wraps the copy of
+ * the result in the outermost COLLATE (resolve.c). */
+static int wrap_collate(struct select_plan *plan, const struct ast_expr *term,
+                        const struct ast_expr **out, ptrdiff_t *result_index)
+{
+    struct ast_expr *e;
+
+    if (term->kind != AST_COLLATE) {
+        return 0;
+    }
+    e = engine__plan_alloc(plan->stmt, sizeof(*e));
+    if (e == NULL) {
+        return COMMON_ENOMEM;
+    }
+    *e = *term;
+    e->u.collate.operand = (struct ast_expr *)*out;
+    *out = e;
+    *result_index = -1;
+    return 0;
+}
+
 static int resolve_term(struct select_plan *plan, const struct ast_expr *term,
                         const char *clause, size_t term_number,
                         const struct ast_expr **out, ptrdiff_t *result_index)
 {
+    const struct ast_expr *bare = term;
     int64_t ordinal;
 
+    while (bare->kind == AST_COLLATE) {
+        bare = bare->u.collate.operand;
+    }
     *out = term;
     *result_index = -1;
-    if (ast_integer(term, &ordinal)) {
+    if (ast_integer(bare, &ordinal)) {
         if (ordinal < 1 || (uint64_t)ordinal > plan->result_count) {
             return engine__db_error(
                 plan->stmt->db, ENGINE_ESQL,
@@ -522,17 +554,17 @@ static int resolve_term(struct select_plan *plan, const struct ast_expr *term,
         }
         *result_index = (ptrdiff_t)ordinal - 1;
         *out = plan->results[ordinal - 1];
-        return 0;
+        return wrap_collate(plan, term, out, result_index);
     }
     for (size_t i = 0;
-         term->kind == AST_COLUMN && term->u.column.table == NULL &&
+         bare->kind == AST_COLUMN && bare->u.column.table == NULL &&
          i < plan->select->column_count;
          i++) {
         const struct ast_result_column *column = &plan->select->columns[i];
 
         if (column->kind == AST_RESULT_EXPR && column->alias != NULL &&
-            strcasecmp(column->alias, term->u.column.name) == 0 &&
-            !engine__ast_equal(column->expr, term)) {
+            strcasecmp(column->alias, bare->u.column.name) == 0 &&
+            !engine__ast_equal(column->expr, bare)) {
             *out = column->expr;
             break;
         }
@@ -543,7 +575,7 @@ static int resolve_term(struct select_plan *plan, const struct ast_expr *term,
             break;
         }
     }
-    return 0;
+    return *out != term ? wrap_collate(plan, term, out, result_index) : 0;
 }
 
 static size_t count_query_aggregates(struct select_plan *plan)
@@ -713,7 +745,7 @@ static int plan_order_term(struct select_plan *plan, size_t i)
         return rc;
     }
     compile_context(plan, &ctx, "ORDER BY", true);
-    rc = engine__compile_expr(&ctx, item->expr, &e);
+    rc = engine__compile_expr(&ctx, term, &e);
     if (rc != 0) {
         return rc;
     }

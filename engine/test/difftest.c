@@ -92,6 +92,8 @@ static bool session_compare(struct dt_session *s, const struct dt_stmt *st,
     is_match = dt_results_match(st, &lite, &ours, why, sizeof(why));
     if (!is_match) {
         report_mismatch(s, sql, why, &lite, &ours);
+        /* The states may now differ: later statements would only echo. */
+        s->is_spoiled = true;
     }
     dt_result_free(&lite);
     dt_result_free(&ours);
@@ -139,7 +141,7 @@ static void session_setup(struct dt_session *s, char *script)
     struct dt_stmt st = {.order = DT_ORDER_SET};
     char *line, *save = NULL;
 
-    for (line = strtok_r(script, "\n", &save); line != NULL;
+    for (line = strtok_r(script, "\n", &save); line != NULL && !s->is_spoiled;
          line = strtok_r(NULL, "\n", &save)) {
         size_t n = strlen(line);
 
@@ -152,6 +154,13 @@ static void session_setup(struct dt_session *s, char *script)
     }
 }
 
+static long env_long(const char *name, long fallback)
+{
+    const char *text = getenv(name);
+
+    return text != NULL && text[0] != '\0' ? strtol(text, NULL, 0) : fallback;
+}
+
 static void run_case(struct dt_session *s, uint64_t seed)
 {
     struct dt_gen g;
@@ -161,6 +170,7 @@ static void run_case(struct dt_session *s, uint64_t seed)
 
     memset(&g, 0, sizeof(g));
     g.rng.state = seed;
+    g.depth_limit = (int)env_long("SINEW_DIFFTEST_DEPTH", 4);
     s->case_seed = seed;
     session_open(s);
     dt_buf_init(&setup);
@@ -173,6 +183,9 @@ static void run_case(struct dt_session *s, uint64_t seed)
         }
     }
     session_setup(s, setup.data);
+    if (!s->is_spoiled) {
+        session_compare_all_tables(s, &g.schema);
+    }
     for (i = 0; i < DIFFTEST_STATEMENTS && !s->is_spoiled; i++) {
         dt_gen_statement(&g, &st);
         session_compare(s, &st, st.sql.data);
@@ -188,13 +201,6 @@ static void run_case(struct dt_session *s, uint64_t seed)
     dt_buf_free(&st.sql);
     dt_buf_free(&setup);
     session_close(s);
-}
-
-static long env_long(const char *name, long fallback)
-{
-    const char *text = getenv(name);
-
-    return text != NULL && text[0] != '\0' ? strtol(text, NULL, 0) : fallback;
 }
 
 static void session_init(struct dt_session *s)
@@ -251,9 +257,17 @@ static void classify(const char *sql, struct dt_stmt *st)
     st->is_dml = strncmp(sql, "INSERT", 6) == 0 ||
                  strncmp(sql, "UPDATE", 6) == 0 ||
                  strncmp(sql, "DELETE", 6) == 0;
-    st->is_update = strncmp(sql, "UPDATE", 6) == 0;
+    st->is_returning = strstr(sql, "RETURNING") != NULL;
     st->has_limit = strstr(sql, "LIMIT") != NULL;
     st->has_offset = strstr(sql, "OFFSET") != NULL;
+}
+
+/* Drops the statement's trailing white space and semicolon. */
+static void trim_statement(struct dt_buf *sql)
+{
+    while (sql->size > 0 && strchr(" \t\r\n;", sql->data[sql->size - 1])) {
+        sql->data[--sql->size] = '\0';
+    }
 }
 
 /* Runs the regression file: "-- case: name" starts a case (fresh
@@ -272,6 +286,7 @@ static void run_regressions(struct dt_session *s, FILE *file)
             session_close(s);
             session_open(s);
             dt_buf_clear(&sql);
+            dt_buf_clear(&s->history);
             cases++;
             continue;
         }
@@ -279,9 +294,12 @@ static void run_regressions(struct dt_session *s, FILE *file)
         if (!sqlite3_complete(sql.data)) {
             continue;
         }
+        trim_statement(&sql);
         classify(sql.data, &st);
         session_compare(s, &st, sql.data);
-        session_remember(s, sql.data);
+        if (st.is_dml || strncmp(sql.data, "CREATE", 6) == 0) {
+            session_remember(s, sql.data);
+        }
         dt_buf_clear(&sql);
     }
     session_close(s);

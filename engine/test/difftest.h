@@ -81,7 +81,7 @@ struct dt_stmt {
     bool has_limit;      /* LIMIT present: the last tie run is partial */
     bool has_offset;     /* OFFSET present: the first tie run is partial */
     bool is_dml;         /* compare the table afterwards */
-    bool is_update;      /* UPDATE ... RETURNING (SQLite's IntReal quirk) */
+    bool is_returning;   /* DML ... RETURNING (SQLite's IntReal quirk) */
     bool is_transaction; /* BEGIN, COMMIT, ROLLBACK */
     int table;           /* the table a DML statement changes */
 };
@@ -89,7 +89,9 @@ struct dt_stmt {
 struct dt_gen {
     struct common_test_rng rng;
     struct dt_schema schema;
-    int depth_max;
+    int depth_max;      /* of the statement being written */
+    int depth_limit;    /* of any statement: 1 .. depth_limit */
+    bool is_correlated; /* subqueries may name the outer query's table */
 };
 
 uint64_t dt_below(struct dt_gen *g, uint64_t bound);

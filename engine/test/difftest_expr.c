@@ -250,7 +250,8 @@ static void gen_subquery(struct dt_gen *g, const struct dt_expr_ctx *ctx,
         &g->schema.tables[dt_below(g, (uint64_t)g->schema.table_count)];
     struct dt_expr_ctx sub = {.table = t, .is_order_visible = t->has_index};
 
-    if (ctx->table != NULL && ctx->table != t && !ctx->is_aggregate) {
+    if (g->is_correlated && ctx->table != NULL && ctx->table != t &&
+        !ctx->is_aggregate) {
         sub.outer = ctx->table;
     }
     dt_buf_add(out, "(SELECT ");

@@ -462,6 +462,7 @@ static void gen_returning(struct dt_gen *g, const struct dt_table *t,
     if (!dt_chance(g, 30)) {
         return;
     }
+    s->is_returning = true;
     dt_buf_add(&s->sql, " RETURNING ");
     if (dt_chance(g, 30)) {
         dt_buf_add(&s->sql, "*");
@@ -589,7 +590,6 @@ static void gen_update(struct dt_gen *g, struct dt_stmt *s)
     int i, n = 1 + (int)dt_below(g, 2);
 
     s->table = (int)(t - g->schema.tables);
-    s->is_update = true;
     dt_buf_addf(&s->sql, "UPDATE %s%s SET ",
                 conflicts[dt_below(g, sizeof(conflicts) / sizeof(*conflicts))],
                 t->name);
@@ -624,10 +624,10 @@ void dt_gen_statement(struct dt_gen *g, struct dt_stmt *s)
 
     dt_buf_clear(&s->sql);
     s->order = DT_ORDER_SET;
-    s->has_limit = s->has_offset = s->is_dml = s->is_update = false;
+    s->has_limit = s->has_offset = s->is_dml = s->is_returning = false;
     s->is_transaction = false;
     s->table = -1;
-    g->depth_max = 1 + (int)dt_below(g, 4);
+    g->depth_max = 1 + (int)dt_below(g, (uint64_t)g->depth_limit);
     if (kind < 38) {
         gen_select_rows(g, s);
     } else if (kind < 58) {
