@@ -191,4 +191,9 @@ int engine_exec(struct engine_db *db, const char *sql, engine_exec_cb callback,
 #define ENGINE_REAL_TEXT_SIZE 32
 size_t engine_real_to_text(double value, char *out);
 
+/* The same rendering with another number of significant digits ("%!.Ng",
+ * significant clamped to 1..26): the sqlite3 shell prints JSON numbers
+ * with 20. */
+size_t engine_real_to_text_digits(double value, int significant, char *out);
+
 #endif /* SINEW_ENGINE_H */

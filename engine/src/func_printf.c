@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "func_int.h"
+#include "real_text.h"
 
 /* Conversion kinds (printf.c's et* paradigms). */
 enum conv_kind {
@@ -481,68 +482,6 @@ static void format_integer(struct printf_state *st, struct printf_spec *sp)
     common_free(s.heap);
 }
 
-/* et_getdigit: the next digit of *value (in [0, 10)), or '0' once the
- * significant digits (*count) are spent. */
-static char real_digit(long double *value, int *count)
-{
-    int digit;
-
-    if (*count <= 0) {
-        return '0';
-    }
-    (*count)--;
-    digit = (int)*value;
-    *value = (*value - (long double)digit) * 10.0;
-    return (char)(digit + '0');
-}
-
-/* Scales value (> 0) into [1, 10); returns the decimal exponent, above
- * 350 for infinity. */
-static int real_normalize(long double *value)
-{
-    long double scale = 1.0;
-    int exp = 0;
-
-    while (*value >= 1e100 * scale && exp <= 350) {
-        scale *= 1e100;
-        exp += 100;
-    }
-    while (*value >= 1e10 * scale && exp <= 350) {
-        scale *= 1e10;
-        exp += 10;
-    }
-    while (*value >= 10.0 * scale && exp <= 350) {
-        scale *= 10.0;
-        exp++;
-    }
-    *value /= scale;
-    while (*value < 1e-8) {
-        *value *= 1.0e8;
-        exp -= 8;
-    }
-    while (*value < 1.0) {
-        *value *= 10.0;
-        exp--;
-    }
-    return exp;
-}
-
-/* 5 * 10^-(precision + 1) in double steps, as printf.c's arRound[]. */
-static double real_rounder(int precision)
-{
-    static const double rounds[] = {5.0e-01, 5.0e-02, 5.0e-03, 5.0e-04,
-                                    5.0e-05, 5.0e-06, 5.0e-07, 5.0e-08,
-                                    5.0e-09, 5.0e-10};
-    int idx = precision & 0xfff;
-    double rounder = rounds[idx % 10];
-
-    while (idx >= 10) {
-        rounder *= 1.0e-10;
-        idx -= 10;
-    }
-    return rounder;
-}
-
 /* A real being converted, between the steps of format_real(). */
 struct real_conv {
     long double value;   /* the magnitude, scaled into [1, 10) */
@@ -569,7 +508,7 @@ static char *real_write(struct real_conv *rc, const struct printf_spec *sp,
         *p++ = '0';
     }
     for (; e2 >= 0; e2--) {
-        *p++ = real_digit(&rc->value, &count);
+        *p++ = engine__real_digit(&rc->value, &count);
     }
     if (point) {
         *p++ = '.';
@@ -578,7 +517,7 @@ static char *real_write(struct real_conv *rc, const struct printf_spec *sp,
         *p++ = '0';
     }
     while ((precision--) > 0) {
-        *p++ = real_digit(&rc->value, &count);
+        *p++ = engine__real_digit(&rc->value, &count);
     }
     if (rc->strip_zeros && point) {
         while (p > start && p[-1] == '0') {
@@ -629,7 +568,7 @@ static bool real_prepare(struct real_conv *rc, const struct printf_spec *sp,
     if (rc->kind == CONV_GENERIC && rc->precision > 0) {
         rc->precision--;
     }
-    rounder = real_rounder(rc->precision);
+    rounder = engine__real_rounder(rc->precision);
     if (rc->kind == CONV_FLOAT) {
         double rx = (double)rc->value;
         uint64_t u;
@@ -646,7 +585,7 @@ static bool real_prepare(struct real_conv *rc, const struct printf_spec *sp,
         return false;
     }
     if (rc->value > 0.0) {
-        rc->exp = real_normalize(&rc->value);
+        rc->exp = engine__real_normalize(&rc->value);
         if (rc->exp > 350) {
             return false;
         }

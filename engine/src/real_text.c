@@ -18,26 +18,29 @@
  * (%g's rule with precision 15). -0.0 prints as "0.0" (printf tests
  * value < 0, which -0.0 is not); infinities print as "Inf" and "-Inf".
  *
+ * Other precisions ("%!.20g", the sqlite3 shell's JSON numbers) use the
+ * same steps with another digit count (engine__real_format).
+ *
  * NaN: SQLite never stores a NaN (sqlite3VdbeMemSetDouble and arithmetic
  * turn it into NULL), and the engine's value layer does the same, so no
  * REAL value renders through here as NaN. Called directly with a NaN, this
  * returns "NaN", which is what SQLite's printf itself prints.
  */
+#include "real_text.h"
+
 #include "value.h"
 
 #include <math.h>
 #include <string.h>
 
-/* "%!.15g": %g uses precision - 1 digits after the first. */
-#define REAL_TEXT_PRECISION 14
+/* SQLite renders REALs as "%!.15g". */
+#define REAL_TEXT_SIGNIFICANT 15
 /* et_getdigit's budget with the '!' flag: 16 + 10 significant digits. */
 #define REAL_TEXT_DIGITS_MAX 26
 
 STATIC_ASSERT(ENGINE_REAL_TEXT_SIZE >= 24, "longest rendering fits");
 
-/* et_getdigit: the leading digit of *value (in [0, 10)), then *value
- * becomes the rest times ten. Past the digit budget, only '0'. */
-static char digit_next(long double *value, int *budget)
+char engine__real_digit(long double *value, int *budget)
 {
     int digit;
 
@@ -50,11 +53,9 @@ static char digit_next(long double *value, int *budget)
     return (char)('0' + digit);
 }
 
-/* Normalizes value > 0 to [1, 10) the way printf.c does ("Normalize
- * realvalue to within 10.0 > realvalue >= 1.0"): divide by an accumulated
- * scale while the value is large, multiply while it is small. Returns the
- * decimal exponent; past 350 the value is infinite. */
-static int real_normalize(long double *value)
+/* "Normalize realvalue to within 10.0 > realvalue >= 1.0": divide by an
+ * accumulated scale while the value is large, multiply while it is small. */
+int engine__real_normalize(long double *value)
 {
     long double scale = 1.0;
     int exp = 0;
@@ -83,13 +84,29 @@ static int real_normalize(long double *value)
     return exp;
 }
 
+double engine__real_rounder(int precision)
+{
+    static const double rounds[] = {5.0e-01, 5.0e-02, 5.0e-03, 5.0e-04,
+                                    5.0e-05, 5.0e-06, 5.0e-07, 5.0e-08,
+                                    5.0e-09, 5.0e-10};
+    int idx = precision & 0xfff;
+    double rounder = rounds[idx % 10];
+
+    while (idx >= 10) {
+        rounder *= 1.0e-10;
+        idx -= 10;
+    }
+    return rounder;
+}
+
 /* The digits of a normalized value: fixed notation when -4 <= exp <= 14
  * (e2 = exp digits before the point), else one digit, the point and the
  * rest for the exponent form. Trailing zeros go, but one stays after the
  * point ("flag_rtz" with "flag_altform2"). Returns the end of the text. */
-static char *real_digits(long double value, int exp, bool exp_form, char *p)
+static char *real_digits(long double value, int exp, int digits_after,
+                         bool exp_form, char *p)
 {
-    int precision = exp_form ? REAL_TEXT_PRECISION : REAL_TEXT_PRECISION - exp;
+    int precision = exp_form ? digits_after : digits_after - exp;
     int e2 = exp_form ? 0 : exp;
     int budget = REAL_TEXT_DIGITS_MAX;
 
@@ -97,14 +114,14 @@ static char *real_digits(long double value, int exp, bool exp_form, char *p)
         *p++ = '0';
     }
     for (; e2 >= 0; e2--) {
-        *p++ = digit_next(&value, &budget);
+        *p++ = engine__real_digit(&value, &budget);
     }
     *p++ = '.';
     for (e2++; e2 < 0; precision--, e2++) {
         *p++ = '0';
     }
     while (precision-- > 0) {
-        *p++ = digit_next(&value, &budget);
+        *p++ = engine__real_digit(&value, &budget);
     }
     while (p[-1] == '0') {
         p--;
@@ -129,15 +146,16 @@ static char *real_exponent(int exp, char *p)
     return p;
 }
 
-size_t engine__real_to_text(double value, char *out)
+size_t engine__real_format(double value, int significant, char *out)
 {
-    /* arRound[14 % 10] * 1.0e-10, computed in double as printf.c does. */
-    const double rounder = 5.0e-05 * 1.0e-10;
+    /* %g spends one digit before the point. */
+    int digits_after = significant - 1;
     long double x = value;
     char *p = out;
     int exp = 0;
 
     ASSERT(out != NULL);
+    ASSERT(significant >= 1 && significant <= REAL_TEXT_DIGITS_MAX);
     if (isnan(value)) {
         memcpy(out, "NaN", 4);
         return 3;
@@ -147,19 +165,19 @@ size_t engine__real_to_text(double value, char *out)
         *p++ = '-';
     }
     if (x > 0.0) {
-        exp = real_normalize(&x);
+        exp = engine__real_normalize(&x);
     }
     if (exp > 350) {
         memcpy(p, "Inf", 4);
         return (size_t)(p - out) + 3;
     }
-    x += rounder;
+    x += engine__real_rounder(digits_after);
     if (x >= 10.0) {
         x *= 0.1;
         exp++;
     }
-    bool exp_form = exp < -4 || exp > REAL_TEXT_PRECISION;
-    p = real_digits(x, exp, exp_form, p);
+    bool exp_form = exp < -4 || exp > digits_after;
+    p = real_digits(x, exp, digits_after, exp_form, p);
     if (exp_form) {
         p = real_exponent(exp, p);
     }
@@ -167,7 +185,23 @@ size_t engine__real_to_text(double value, char *out)
     return (size_t)(p - out);
 }
 
+size_t engine__real_to_text(double value, char *out)
+{
+    return engine__real_format(value, REAL_TEXT_SIGNIFICANT, out);
+}
+
 size_t engine_real_to_text(double value, char *out)
 {
     return engine__real_to_text(value, out);
+}
+
+size_t engine_real_to_text_digits(double value, int significant, char *out)
+{
+    if (significant < 1) {
+        significant = 1;
+    }
+    if (significant > REAL_TEXT_DIGITS_MAX) {
+        significant = REAL_TEXT_DIGITS_MAX;
+    }
+    return engine__real_format(value, significant, out);
 }

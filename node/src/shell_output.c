@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "engine.h"
+
 #define BOX_VERTICAL "\342\224\202"   /* U+2502 */
 #define BOX_HORIZONTAL "\342\224\200" /* U+2500 */
 #define BOX_DOWN_RIGHT "\342\224\214" /* U+250c */
@@ -101,116 +103,12 @@ static char *copy_string(const char *text, size_t size)
     return copy;
 }
 
-/* ------------------------------------------------------------------------
- * REALs for json: SQLite 3.40 printf.c, etGENERIC with the '!' flag and
- * precision 20. The digits come from a long double loop, not from an exact
- * conversion, so 1e300 prints as 1.0000000000000000147e+300; only the same
- * loop gives the same bytes.
- * ------------------------------------------------------------------------ */
-
-static char real_digit(long double *value, int *count)
-{
-    if (*count <= 0) {
-        return '0';
-    }
-    (*count)--;
-    int digit = (int)*value;
-    *value = (*value - (long double)digit) * 10.0;
-    return (char)('0' + digit);
-}
-
-/* Scales value into [1, 10) and returns the decimal exponent; above 350
- * the caller prints Inf. */
-static int real_normalize(long double *value)
-{
-    long double scale = 1.0;
-    int exp = 0;
-    while (*value >= 1e100 * scale && exp <= 350) {
-        scale *= 1e100;
-        exp += 100;
-    }
-    while (*value >= 1e10 * scale && exp <= 350) {
-        scale *= 1e10;
-        exp += 10;
-    }
-    while (*value >= 10.0 * scale && exp <= 350) {
-        scale *= 10.0;
-        exp++;
-    }
-    *value /= scale;
-    while (*value < 1e-8) {
-        *value *= 1e8;
-        exp -= 8;
-    }
-    while (*value < 1.0) {
-        *value *= 10.0;
-        exp--;
-    }
-    return exp;
-}
-
-static char *real_exponent(char *p, int exp)
-{
-    *p++ = 'e';
-    *p++ = exp < 0 ? '-' : '+';
-    exp = exp < 0 ? -exp : exp;
-    if (exp >= 100) {
-        *p++ = (char)('0' + exp / 100);
-        exp %= 100;
-    }
-    *p++ = (char)('0' + exp / 10);
-    *p++ = (char)('0' + exp % 10);
-    return p;
-}
-
+/* REALs for json: SQLite 3.40 prints them with "%!.20g", whose digits come
+ * from printf.c's long double loop (1e300 prints as
+ * 1.0000000000000000147e+300); the engine renders with the same loop. */
 size_t shell_output_real20(double value, char *out)
 {
-    long double real = value;
-    int precision = 19;   /* "%.20g": one digit before the point */
-    int digits_left = 26; /* '!' allows 26 significant digits */
-    int exp = 0;
-    char *p = out;
-    if (real < 0.0) {
-        real = -real;
-        *p++ = '-';
-    }
-    if (real > 0.0) {
-        exp = real_normalize(&real);
-        if (exp > 350) {
-            memcpy(p, "Inf", 4);
-            return (size_t)(p + 3 - out);
-        }
-    }
-    real += 5.0e-10 * 1.0e-10; /* SQLite's rounder for precision 19 */
-    if (real >= 10.0) {
-        real *= 0.1;
-        exp++;
-    }
-    bool is_exp = exp < -4 || exp > precision;
-    int e2 = is_exp ? 0 : exp;
-    precision = is_exp ? precision : precision - exp;
-    if (e2 < 0) {
-        *p++ = '0';
-    }
-    for (; e2 >= 0; e2--) {
-        *p++ = real_digit(&real, &digits_left);
-    }
-    *p++ = '.';
-    for (e2++; e2 < 0; precision--, e2++) {
-        *p++ = '0';
-    }
-    while ((precision--) > 0) {
-        *p++ = real_digit(&real, &digits_left);
-    }
-    while (p[-1] == '0') {
-        p--;
-    }
-    if (p[-1] == '.') {
-        *p++ = '0';
-    }
-    p = is_exp ? real_exponent(p, exp) : p;
-    *p = '\0';
-    return (size_t)(p - out);
+    return engine_real_to_text_digits(value, 20, out);
 }
 
 /* ------------------------------------------------------------------------
