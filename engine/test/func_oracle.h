@@ -18,6 +18,7 @@
 
 #include "common_test.h"
 #include "func.h"
+#include "sqlite_value.h"
 
 #define ORACLE_ARGS_MAX 8
 #define ORACLE_REPORT_MAX 25
@@ -65,35 +66,6 @@ static inline sqlite3_stmt *oracle_prepare(struct oracle *o, const char *sql)
     return stmt;
 }
 
-static inline void oracle_bind(sqlite3_stmt *stmt, int index,
-                               const struct engine_value *v)
-{
-    int rc = SQLITE_OK;
-
-    switch (v->type) {
-    case ENGINE_INTEGER:
-        rc = sqlite3_bind_int64(stmt, index, v->u.i);
-        break;
-    case ENGINE_FLOAT:
-        rc = sqlite3_bind_double(stmt, index, v->u.r);
-        break;
-    case ENGINE_TEXT:
-        rc = sqlite3_bind_text(stmt, index,
-                               v->u.s.size ? (const char *)v->u.s.bytes : "",
-                               (int)v->u.s.size, SQLITE_TRANSIENT);
-        break;
-    case ENGINE_BLOB:
-        rc = sqlite3_bind_blob(stmt, index,
-                               v->u.s.size ? (const void *)v->u.s.bytes : "",
-                               (int)v->u.s.size, SQLITE_TRANSIENT);
-        break;
-    default:
-        rc = sqlite3_bind_null(stmt, index);
-        break;
-    }
-    assert_int_equal(rc, SQLITE_OK);
-}
-
 /* Writes a readable form of v (for mismatch reports). */
 static inline void oracle_print_value(const struct engine_value *v)
 {
@@ -119,29 +91,6 @@ static inline void oracle_print_value(const struct engine_value *v)
     default:
         printf("NULL");
         break;
-    }
-}
-
-/* SQLite's column as an engine value (bytes borrowed from stmt). */
-static inline struct engine_value oracle_column(sqlite3_stmt *stmt, int col)
-{
-    switch (sqlite3_column_type(stmt, col)) {
-    case SQLITE_INTEGER:
-        return engine__value_int(sqlite3_column_int64(stmt, col));
-    case SQLITE_FLOAT:
-        return engine__value_real(sqlite3_column_double(stmt, col));
-    case SQLITE_TEXT: {
-        const unsigned char *text = sqlite3_column_text(stmt, col);
-        return engine__value_text(text,
-                                  (size_t)sqlite3_column_bytes(stmt, col));
-    }
-    case SQLITE_BLOB: {
-        const void *blob = sqlite3_column_blob(stmt, col);
-        return engine__value_blob(blob,
-                                  (size_t)sqlite3_column_bytes(stmt, col));
-    }
-    default:
-        return engine__value_null();
     }
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common_test.h"
+#include "sqlite_value.h"
 #include "value.h"
 
 /* ---- libsqlite3 ---- */
@@ -53,60 +54,6 @@ static inline void oracle_exec(sqlite3 *db, const char *sql)
 
     if (sqlite3_exec(db, sql, NULL, NULL, &message) != SQLITE_OK) {
         fail_msg("exec %s: %s", sql, message);
-    }
-}
-
-static inline void oracle_bind(sqlite3_stmt *stmt, int index,
-                               const struct engine_value *v)
-{
-    static const char empty[1] = {0};
-    const void *bytes =
-        v->u.s.bytes != NULL ? (const void *)v->u.s.bytes : (const void *)empty;
-    int rc;
-
-    switch (v->type) {
-    case ENGINE_INTEGER:
-        rc = sqlite3_bind_int64(stmt, index, v->u.i);
-        break;
-    case ENGINE_FLOAT:
-        rc = sqlite3_bind_double(stmt, index, v->u.r);
-        break;
-    case ENGINE_TEXT:
-        rc = sqlite3_bind_text(stmt, index, bytes, (int)v->u.s.size,
-                               SQLITE_TRANSIENT);
-        break;
-    case ENGINE_BLOB:
-        rc = sqlite3_bind_blob(stmt, index, bytes, (int)v->u.s.size,
-                               SQLITE_TRANSIENT);
-        break;
-    default:
-        rc = sqlite3_bind_null(stmt, index);
-        break;
-    }
-    assert_int_equal(rc, SQLITE_OK);
-}
-
-/* Column column of the current row; TEXT and BLOB bytes are borrowed from
- * the statement until its next step or reset. */
-static inline struct engine_value oracle_column(sqlite3_stmt *stmt, int column)
-{
-    switch (sqlite3_column_type(stmt, column)) {
-    case SQLITE_INTEGER:
-        return engine__value_int(sqlite3_column_int64(stmt, column));
-    case SQLITE_FLOAT:
-        return engine__value_real(sqlite3_column_double(stmt, column));
-    case SQLITE_TEXT: {
-        const unsigned char *text = sqlite3_column_text(stmt, column);
-        return engine__value_text(text,
-                                  (size_t)sqlite3_column_bytes(stmt, column));
-    }
-    case SQLITE_BLOB: {
-        const void *blob = sqlite3_column_blob(stmt, column);
-        return engine__value_blob(blob,
-                                  (size_t)sqlite3_column_bytes(stmt, column));
-    }
-    default:
-        return engine__value_null();
     }
 }
 
