@@ -84,6 +84,22 @@ static void same(struct pair *p, const char *sql)
     engine_finalize(e);
 }
 
+/* Runs one statement in both; both must fail with the same message. */
+static void same_error(struct pair *p, const char *sql)
+{
+    int orc = sqlite3_exec(p->oracle, sql, NULL, NULL, NULL);
+    int erc = engine_exec(p->db, sql, NULL, NULL);
+
+    if (orc == SQLITE_OK || erc == 0) {
+        fail_msg("%s\nexpected both to fail: sqlite %d, sinew %d (%s)", sql,
+                 orc, erc, engine_errmsg(p->db));
+    }
+    if (strcmp(sqlite3_errmsg(p->oracle), engine_errmsg(p->db)) != 0) {
+        fail_msg("%s\nsqlite: %s\nsinew:  %s", sql, sqlite3_errmsg(p->oracle),
+                 engine_errmsg(p->db));
+    }
+}
+
 /* A table of 5,000 rows (five batches) with every storage class. */
 static void fill_big_table(struct pair *p)
 {
@@ -222,6 +238,44 @@ static void exec_tie_order_matches_sqlite(void **state)
     pair_close(&p);
 }
 
+/* Constraints and conflict resolution give SQLite's errors and leave
+ * SQLite's rows (lang_conflict.html, lang_upsert.html). */
+static void exec_constraints_match_sqlite(void **state)
+{
+    struct pair p;
+
+    (void)state;
+    pair_open(&p);
+    same(&p, "CREATE TABLE c(id INTEGER PRIMARY KEY, k TEXT COLLATE NOCASE "
+             "UNIQUE, n INT NOT NULL DEFAULT 5 CHECK (n < 100), "
+             "r REAL, UNIQUE (n, r))");
+    same(&p, "INSERT INTO c(k, n, r) VALUES ('a', 1, 1), ('b', 2, 2)");
+    same_error(&p, "INSERT INTO c(k, n) VALUES ('A', 3)");
+    same_error(&p, "INSERT INTO c(k, n) VALUES ('z', 100)");
+    same_error(&p, "INSERT INTO c(k, n) VALUES ('z', NULL)");
+    same_error(&p, "INSERT INTO c(id, k) VALUES (1, 'q')");
+    same_error(&p, "INSERT INTO c(k, n, r) VALUES ('q', 1, 1.0)");
+    same_error(&p, "UPDATE c SET k = 'B' WHERE id = 1");
+    same_error(&p, "INSERT INTO c(id, k) VALUES ('x', 'q')");
+    same(&p, "INSERT OR REPLACE INTO c(k, n) VALUES ('A', NULL)");
+    same(&p, "INSERT OR IGNORE INTO c(k, n) VALUES ('b', 7), ('c', 7)");
+    same(&p, "INSERT INTO c(k, n, r) VALUES ('b', 9, 9) ON CONFLICT (k) "
+             "DO UPDATE SET n = c.n + excluded.n RETURNING id, k, n");
+    same(&p, "INSERT INTO c(k, n) VALUES ('c', 1) ON CONFLICT DO NOTHING");
+    same(&p, "INSERT INTO c(k, n) VALUES ('d', 1) ON CONFLICT (k) DO UPDATE "
+             "SET n = 0 WHERE n > 50");
+    same(&p, "UPDATE OR REPLACE c SET k = 'D' WHERE k = 'c'");
+    same(&p, "UPDATE c SET id = id + 10 RETURNING id, k");
+    same(&p, "SELECT * FROM c ORDER BY id");
+    same(&p, "BEGIN");
+    same(&p, "DELETE FROM c WHERE n > 1");
+    same(&p, "INSERT INTO c(k, n) VALUES ('zz', 1)");
+    same_error(&p, "INSERT OR ROLLBACK INTO c(k, n) VALUES ('ZZ', 1)");
+    same(&p, "SELECT * FROM c ORDER BY id");
+    same_error(&p, "COMMIT");
+    pair_close(&p);
+}
+
 static const char *oom_script =
     "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT UNIQUE, c);"
     "INSERT INTO t(b, c) VALUES ('x', 1), ('y', 2.5), ('z', x'00');"
@@ -279,6 +333,7 @@ int main(void)
         cmocka_unit_test(exec_sorts_and_distinct),
         cmocka_unit_test(exec_subqueries_and_dml),
         cmocka_unit_test(exec_tie_order_matches_sqlite),
+        cmocka_unit_test(exec_constraints_match_sqlite),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
