@@ -86,14 +86,15 @@ static void stmt_drop_plan(struct engine_stmt *stmt)
     engine__arena_reset(&stmt->plan_arena);
 }
 
-static int parse_own_sql(struct engine_stmt *stmt)
+/* Parses the first statement of text into the statement's plan arena;
+ * *tail is the byte past it. stmt->ast is NULL when there was none. */
+static int parse_into(struct engine_stmt *stmt, const char *text, size_t size,
+                      size_t *tail)
 {
     char errmsg[ENGINE__ERRMSG_SIZE];
-    size_t tail;
     size_t error_offset;
-    int rc =
-        engine__parse(&stmt->plan_arena, stmt->sql, strlen(stmt->sql),
-                      &stmt->ast, &tail, errmsg, sizeof(errmsg), &error_offset);
+    int rc = engine__parse(&stmt->plan_arena, text, size, &stmt->ast, tail,
+                           errmsg, sizeof(errmsg), &error_offset);
 
     if (rc == COMMON_ENOMEM) {
         return engine__db_error(stmt->db, rc, "out of memory");
@@ -104,18 +105,22 @@ static int parse_own_sql(struct engine_stmt *stmt)
     return 0;
 }
 
-/* Parses and plans the statement's SQL against the current schema. */
+static int plan_parsed(struct engine_stmt *stmt)
+{
+    stmt->schema_version = stmt->db->schema_version;
+    return engine__plan(stmt);
+}
+
+/* Parses and plans the statement's own SQL again, against the current
+ * schema (a statement prepared before a schema change). */
 int engine__stmt_plan(struct engine_stmt *stmt)
 {
+    size_t tail;
     int rc;
 
     stmt_drop_plan(stmt);
-    rc = parse_own_sql(stmt);
-    if (rc == 0) {
-        stmt->schema_version = stmt->db->schema_version;
-        rc = engine__plan(stmt);
-    }
-    return rc;
+    rc = parse_into(stmt, stmt->sql, strlen(stmt->sql), &tail);
+    return rc == 0 ? plan_parsed(stmt) : rc;
 }
 
 static void stmt_free(struct engine_stmt *stmt)
@@ -137,8 +142,7 @@ static void stmt_free(struct engine_stmt *stmt)
     common_free(stmt);
 }
 
-static int stmt_new(struct engine_db *db, const char *sql, size_t size,
-                    struct engine_stmt **out)
+static int stmt_new(struct engine_db *db, struct engine_stmt **out)
 {
     struct engine_stmt *stmt = common_calloc(1, sizeof(*stmt));
 
@@ -149,23 +153,24 @@ static int stmt_new(struct engine_db *db, const char *sql, size_t size,
     engine__arena_init(&stmt->plan_arena);
     engine__arena_init(&stmt->result_arena);
     engine__arena_init(&stmt->column_arena);
-    stmt->sql = common_malloc(size + 1);
-    if (stmt->sql == NULL) {
-        common_free(stmt);
-        return COMMON_ENOMEM;
-    }
-    memcpy(stmt->sql, sql, size);
-    stmt->sql[size] = '\0';
     stmt->next_open = db->open_statements;
     db->open_statements = stmt;
     *out = stmt;
     return 0;
 }
 
-static int stmt_setup(struct engine_stmt *stmt)
+/* Keeps the statement's text, plans it and makes room for parameters. */
+static int stmt_setup(struct engine_stmt *stmt, const char *sql, size_t size)
 {
-    int rc = engine__stmt_plan(stmt);
+    int rc;
 
+    stmt->sql = common_malloc(size + 1);
+    if (stmt->sql == NULL) {
+        return engine__db_error(stmt->db, COMMON_ENOMEM, "out of memory");
+    }
+    memcpy(stmt->sql, sql, size);
+    stmt->sql[size] = '\0';
+    rc = plan_parsed(stmt);
     if (rc != 0) {
         return rc;
     }
@@ -185,38 +190,12 @@ static int stmt_setup(struct engine_stmt *stmt)
     return 0;
 }
 
-/* Finds the extent of the first statement of sql: *tail past it; *empty
- * when it held no statement. */
-static int first_statement(struct engine_db *db, const char *sql, size_t size,
-                           size_t *tail, bool *empty)
-{
-    char errmsg[ENGINE__ERRMSG_SIZE];
-    struct engine_arena arena;
-    struct ast_stmt *ast = NULL;
-    size_t error_offset;
-    int rc;
-
-    engine__arena_init(&arena);
-    rc = engine__parse(&arena, sql, size, &ast, tail, errmsg, sizeof(errmsg),
-                       &error_offset);
-    *empty = ast == NULL;
-    engine__arena_close(&arena);
-    if (rc == COMMON_ENOMEM) {
-        return engine__db_error(db, rc, "out of memory");
-    }
-    if (rc != 0) {
-        return engine__db_error(db, rc, "%s", errmsg);
-    }
-    return 0;
-}
-
 int engine_prepare(struct engine_db *db, const char *sql, int size,
                    struct engine_stmt **out, const char **tail)
 {
     size_t length = size < 0 ? strlen(sql) : (size_t)size;
     struct engine_stmt *stmt;
     size_t end = 0;
-    bool empty;
     int rc;
 
     ASSERT(db != NULL && sql != NULL && out != NULL);
@@ -225,20 +204,19 @@ int engine_prepare(struct engine_db *db, const char *sql, int size,
     if (length > ENGINE_MAX_SQL_SIZE) {
         return engine__db_error(db, ENGINE_ETOOBIG, "string or blob too big");
     }
-    rc = first_statement(db, sql, length, &end, &empty);
-    if (tail != NULL) {
-        *tail = sql + end;
-    }
-    if (rc != 0 || empty) {
-        return rc;
-    }
-    rc = stmt_new(db, sql, end, &stmt);
+    rc = stmt_new(db, &stmt);
     if (rc != 0) {
         return engine__db_error(db, rc, "out of memory");
     }
-    rc = stmt_setup(stmt);
-    if (rc != 0) {
-        /* The message stays in db: finalize does not touch it. */
+    rc = parse_into(stmt, sql, length, &end);
+    if (tail != NULL) {
+        *tail = sql + end;
+    }
+    if (rc == 0 && stmt->ast != NULL) {
+        rc = stmt_setup(stmt, sql, end);
+    }
+    if (rc != 0 || stmt->ast == NULL) {
+        /* The error's message stays in db: finalize does not touch it. */
         engine_finalize(stmt);
         return rc;
     }
