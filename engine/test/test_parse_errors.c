@@ -485,7 +485,8 @@ static sqlite3 *oracle_open(void)
     return db;
 }
 
-/* SQLite's verdict: 0 and *tail, or its error message in msg. */
+/* SQLite's verdict: 0 and *tail, or its error message in msg (and, in
+ * *tail, the error's byte offset, or SIZE_MAX when it gives none). */
 static int oracle_prepare(sqlite3 *db, const char *sql, char *msg,
                           size_t msg_size, size_t *tail)
 {
@@ -494,7 +495,10 @@ static int oracle_prepare(sqlite3 *db, const char *sql, char *msg,
     int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, &end);
 
     if (rc != SQLITE_OK) {
+        int offset = sqlite3_error_offset(db);
+
         snprintf(msg, msg_size, "%s", sqlite3_errmsg(db));
+        *tail = offset >= 0 ? (size_t)offset : SIZE_MAX;
         return rc;
     }
     *tail = (size_t)(end - sql);
@@ -514,6 +518,9 @@ static int ours_parse(const char *sql, char *msg, size_t msg_size, size_t *tail,
     rc = engine__parse(&arena, sql, strlen(sql), out, tail, msg, msg_size,
                        &error_offset);
     engine__arena_close(&arena);
+    if (rc != 0) {
+        *tail = error_offset;
+    }
     return rc;
 }
 
@@ -528,12 +535,13 @@ static void parse_errors_match_sqlite(void **state)
     for (size_t i = 0; i < count; i++) {
         char expected[512];
         char got[512];
+        size_t expected_offset = 0;
         size_t tail = 0;
         struct ast_stmt *stmt = NULL;
         int rc;
 
         rc = oracle_prepare(db, bad_statements[i], expected, sizeof(expected),
-                            &tail);
+                            &expected_offset);
         if (rc == 0) {
             printf("oracle accepts: %s\n", bad_statements[i]);
             mismatches++;
@@ -544,6 +552,12 @@ static void parse_errors_match_sqlite(void **state)
             printf("mismatch: %s\n  sqlite: %s\n  ours:   %s (rc %d)\n",
                    bad_statements[i], expected, rc == 0 ? "(accepted)" : got,
                    rc);
+            mismatches++;
+        } else if (expected_offset != SIZE_MAX && expected_offset != tail) {
+            /* sqlite3_error_offset(): where the error is, for the shell's
+             * "^--- error here" */
+            printf("offset mismatch: %s\n  sqlite: %zu  ours: %zu\n",
+                   bad_statements[i], expected_offset, tail);
             mismatches++;
         }
     }
