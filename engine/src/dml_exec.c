@@ -27,8 +27,7 @@ int engine__dml_init_row(struct engine_stmt *stmt, struct engine_dml *dml)
         width = dml->scope.column_count;
     }
     holder = engine__op_new(stmt, &holder_ops, NULL, 0, width, true);
-
-    if (holder == NULL) {
+    if (holder == NULL || engine__op_reserve(holder, 1) != 0) {
         return engine__db_error(stmt->db, COMMON_ENOMEM, "out of memory");
     }
     dml->row = holder->batch;

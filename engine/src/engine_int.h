@@ -269,6 +269,9 @@ struct engine_op *engine__op_new(struct engine_stmt *stmt,
 /* Frees the output batch and arena: the destroy of most operators. */
 void engine__op_destroy_default(struct engine_op *op);
 
+/* Makes every owned output vector of op hold rows rows. */
+int engine__op_reserve(struct engine_op *op, uint32_t rows);
+
 /* Allocates the output batch of op with column_count VALUES vectors. */
 int engine__op_init_batch(struct engine_op *op, size_t column_count);
 

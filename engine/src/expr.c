@@ -18,14 +18,31 @@
 #include "expr_int.h"
 #include "func_int.h"
 
+static bool is_numeric(enum engine_affinity affinity)
+{
+    return affinity == ENGINE_AFFINITY_NUMERIC ||
+           affinity == ENGINE_AFFINITY_INTEGER ||
+           affinity == ENGINE_AFFINITY_REAL;
+}
+
 int engine__expr_compare_values(const struct engine_expr *expr,
                                 struct engine_value a, struct engine_value b,
                                 struct engine_arena *arena, int *result)
 {
     enum engine_compare_op op = expr->u.compare;
-    int rc = engine__comparison_prepare(&a, expr->args[0]->affinity, &b,
-                                        expr->args[1]->affinity, arena);
-    int c;
+    enum engine_affinity a_affinity = expr->args[0]->affinity;
+    enum engine_affinity b_affinity = expr->args[1]->affinity;
+    int rc, c;
+
+    /* sqlite3CompareAffinity(): when both operands have an affinity of
+     * their own (columns, CASTs) and neither is numeric, no conversion
+     * is made: a TEXT column equals an untyped column's 1 only if that is
+     * the text '1'. The TEXT rule applies only against no affinity. */
+    if (expr->args[0]->has_affinity && expr->args[1]->has_affinity &&
+        !is_numeric(a_affinity) && !is_numeric(b_affinity)) {
+        a_affinity = b_affinity = ENGINE_AFFINITY_BLOB;
+    }
+    rc = engine__comparison_prepare(&a, a_affinity, &b, b_affinity, arena);
 
     if (rc != 0) {
         return rc;
@@ -253,6 +270,18 @@ static int eval_concat(struct engine_expr *expr, struct engine_eval *eval,
     return 0;
 }
 
+/* The collation a function is called with (SQLITE_FUNC_NEEDCOLL): that of
+ * its first argument that has one (sqlite3ExprCodeTarget, TK_FUNCTION). */
+static enum engine_collation call_collation(const struct engine_expr *expr)
+{
+    for (size_t i = 0; i < expr->arg_count; i++) {
+        if (expr->args[i]->has_collation) {
+            return expr->args[i]->collation;
+        }
+    }
+    return ENGINE_COLLATION_BINARY;
+}
+
 static int eval_function(struct engine_expr *expr, struct engine_eval *eval,
                          const struct engine_batch *batch)
 {
@@ -266,7 +295,7 @@ static int eval_function(struct engine_expr *expr, struct engine_eval *eval,
     if (rc != 0) {
         return rc;
     }
-    engine__func_context_init(&ctx, eval, expr->collation, errmsg,
+    engine__func_context_init(&ctx, eval, call_collation(expr), errmsg,
                               sizeof(errmsg));
     out->kind = ENGINE_VECTOR_VALUES;
     for (uint32_t i = 0; i < batch->selected; i++) {
@@ -390,6 +419,17 @@ static int eval_like(struct engine_expr *expr, struct engine_eval *eval,
     return 0;
 }
 
+static enum engine_collation in_list_collation(const struct engine_expr *expr)
+{
+    const struct engine_expr *x = expr->args[0];
+    const struct engine_expr *item = expr->args[1];
+
+    if (expr->arg_count == 2 && item->op == ENGINE_EXPR_CONSTANT) {
+        return engine__binary_collation(x, item);
+    }
+    return x->has_collation ? x->collation : ENGINE_COLLATION_BINARY;
+}
+
 /* x IN (list): 1 if x equals an item, NULL if not and x or an item is
  * NULL, else 0 (lang_expr.html "The IN and NOT IN operators"). */
 static int in_list_row(struct engine_expr *expr, struct engine_eval *eval,
@@ -398,21 +438,25 @@ static int in_list_row(struct engine_expr *expr, struct engine_eval *eval,
 {
     struct engine_value x = engine__vector_get(vals[0], row);
     struct engine_expr probe = *expr;
-    struct engine_expr *pair[2];
+    struct engine_expr none = {.affinity = ENGINE_AFFINITY_BLOB};
+    struct engine_expr *pair[2] = {expr->args[0], &none};
     bool saw_null = false;
 
     if (expr->arg_count == 1) {
         *truth = expr->negated ? 1 : 0;
         return 0;
     }
+    /* "a IN (x, y)" is "a = +x OR a = +y": the items have no affinity,
+     * only a's applies, under a's collation (lang_expr.html, "The IN and
+     * NOT IN operators"; sqlite3ExprCodeIN). A single constant item is
+     * "a = +x" (parse.y), where x's own COLLATE counts as well. */
     probe.u.compare = ENGINE_COMPARE_EQ;
     probe.args = pair;
-    pair[0] = expr->args[0];
+    probe.collation = in_list_collation(expr);
     for (size_t i = 1; i < expr->arg_count; i++) {
         int equal;
         int rc;
 
-        pair[1] = expr->args[i];
         rc = engine__expr_compare_values(
             &probe, x, engine__vector_get(vals[i], row), eval->arena, &equal);
         if (rc != 0) {
@@ -473,7 +517,8 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
 {
     const struct engine_subquery *subquery = expr->u.subquery;
     struct engine_expr probe = *expr;
-    struct engine_expr other = {.affinity = subquery->affinity};
+    struct engine_expr other = {.affinity = subquery->affinity,
+                                .has_affinity = expr->has_affinity};
     struct engine_expr *pair[2] = {expr->args[0], &other};
 
     if (subquery->set_count == 0 && !subquery->set_has_null) {
@@ -724,6 +769,9 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
     if (expr->op == ENGINE_EXPR_COLUMN) {
         *out = &batch->columns[expr->u.column];
         return 0;
+    }
+    if (engine__vector_reserve(&expr->result, batch->count) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
     }
     switch (expr->op) {
     case ENGINE_EXPR_CONSTANT:

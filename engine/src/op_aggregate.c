@@ -501,12 +501,19 @@ static int aggregate_next(struct engine_op *op, struct engine_exec *exec,
 {
     struct aggregate_state *s = op->state;
     uint32_t n = 0;
+    size_t left;
     int rc;
 
     if (!s->done && (rc = finish_input(op, exec)) != 0) {
         return rc;
     }
     engine__arena_reset(&op->arena);
+    left = s->groups.count - s->emitted;
+    if (engine__op_reserve(op, left < ENGINE__BATCH_SIZE
+                                   ? (uint32_t)left
+                                   : ENGINE__BATCH_SIZE) != 0) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
     for (size_t c = 0; c < op->column_count; c++) {
         op->batch.columns[c].kind = ENGINE_VECTOR_VALUES;
     }

@@ -372,6 +372,12 @@ static int sort_next(struct engine_op *op, struct engine_exec *exec,
             return rc;
         }
     }
+    if (engine__op_reserve(
+            op, state->row_count - state->emitted < ENGINE__BATCH_SIZE
+                    ? (uint32_t)(state->row_count - state->emitted)
+                    : ENGINE__BATCH_SIZE) != 0) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
     for (; state->emitted < state->row_count && n < ENGINE__BATCH_SIZE; n++) {
         const struct engine_value *row =
             &state->rows[state->order[state->emitted++] * op->column_count];

@@ -9,6 +9,18 @@
 
 #include "engine_int.h"
 
+int engine__op_reserve(struct engine_op *op, uint32_t rows)
+{
+    for (size_t c = 0; c < op->batch.column_count; c++) {
+        int rc = engine__vector_reserve(&op->batch.columns[c], rows);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int engine__op_init_batch(struct engine_op *op, size_t column_count)
 {
     struct engine_batch *batch = &op->batch;
@@ -128,6 +140,9 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
     if (n == 0) {
         *out = NULL;
         return 0;
+    }
+    if (engine__op_reserve(op, n) != 0) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
     }
     engine__table_fill(state->table, state->slots, n, state->columns,
                        &op->batch);
@@ -268,9 +283,14 @@ static int rows_next(struct engine_op *op, struct engine_exec *exec,
                      struct engine_batch **out)
 {
     struct rows_state *state = op->state;
+    size_t left = state->row_count - state->row;
     uint32_t n = 0;
 
-    (void)exec;
+    if (engine__op_reserve(op, left < ENGINE__BATCH_SIZE
+                                   ? (uint32_t)left
+                                   : ENGINE__BATCH_SIZE) != 0) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
     for (; state->row < state->row_count && n < ENGINE__BATCH_SIZE; n++) {
         const struct engine_value *row =
             &state->values[state->row++ * op->column_count];

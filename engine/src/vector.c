@@ -7,6 +7,8 @@
  */
 #include "vector.h"
 
+#include <string.h>
+
 #include "common.h"
 
 int engine__vector_init(struct engine_vector *vector,
@@ -17,15 +19,42 @@ int engine__vector_init(struct engine_vector *vector,
                   "values are the widest element");
     vector->kind = kind;
     vector->owned = true;
-    vector->nulls = common_calloc(ENGINE__BATCH_SIZE, 1);
+    vector->capacity = 0;
+    vector->nulls = NULL;
+    vector->data.values = NULL;
+    return 0;
+}
+
+int engine__vector_reserve(struct engine_vector *vector, uint32_t rows)
+{
+    uint32_t capacity = vector->capacity == 0 ? 1 : vector->capacity;
+    struct engine_value *values;
+    uint8_t *nulls;
+
+    ASSERT(vector->owned);
+    ASSERT(rows <= ENGINE__BATCH_SIZE);
+    if (rows <= vector->capacity) {
+        return 0;
+    }
+    while (capacity < rows) {
+        capacity *= 2;
+    }
+    capacity = capacity > ENGINE__BATCH_SIZE ? ENGINE__BATCH_SIZE : capacity;
     /* Always as wide as a VALUES vector, so a kind change never
      * reallocates (engine__vector_make_values converts in place). */
-    vector->data.values =
-        common_malloc_array(ENGINE__BATCH_SIZE, sizeof(struct engine_value));
-    if (vector->nulls == NULL || vector->data.values == NULL) {
-        engine__vector_close(vector);
+    values =
+        common_realloc_array(vector->data.values, capacity, sizeof(*values));
+    if (values == NULL) {
         return COMMON_ENOMEM;
     }
+    vector->data.values = values;
+    nulls = common_realloc(vector->nulls, capacity);
+    if (nulls == NULL) {
+        return COMMON_ENOMEM;
+    }
+    memset(nulls + vector->capacity, 0, capacity - vector->capacity);
+    vector->nulls = nulls;
+    vector->capacity = capacity;
     return 0;
 }
 
@@ -38,6 +67,7 @@ void engine__vector_close(struct engine_vector *vector)
     vector->nulls = NULL;
     vector->data.i64 = NULL;
     vector->owned = false;
+    vector->capacity = 0;
 }
 
 struct engine_value engine__vector_get(const struct engine_vector *vector,
@@ -81,6 +111,10 @@ int engine__vector_set(struct engine_vector *vector, uint32_t row,
 
     ASSERT(vector->owned);
     ASSERT(row < ENGINE__BATCH_SIZE);
+    rc = engine__vector_reserve(vector, row + 1);
+    if (rc != 0) {
+        return rc;
+    }
     vector->nulls[row] = v.type == ENGINE_NULL;
     if (v.type == ENGINE_NULL) {
         if (vector->kind == ENGINE_VECTOR_VALUES) {

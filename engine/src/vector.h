@@ -39,9 +39,11 @@ struct engine_vector {
         double *f64;
         struct engine_value *values;
     } data;
-    bool owned; /* arrays allocated for this vector: ENGINE__BATCH_SIZE
-                   elements as wide as struct engine_value, whatever the
-                   kind, so the kind can change in place */
+    bool owned;        /* arrays allocated for this vector, as wide as
+                          struct engine_value whatever the kind, so the kind
+                          can change in place */
+    uint32_t capacity; /* rows the owned arrays hold (grown on demand: a
+                          one-row statement never pays for a full batch) */
 };
 
 struct engine_batch {
@@ -52,10 +54,14 @@ struct engine_batch {
     size_t column_count;
 };
 
-/* Allocates arrays for a vector of the given kind (NULL flags cleared).
- * 0 or COMMON_ENOMEM. */
+/* Sets up an owned vector of the given kind holding no rows yet (nothing
+ * is allocated until engine__vector_reserve()). Always 0. */
 int engine__vector_init(struct engine_vector *vector,
                         enum engine_vector_kind kind);
+
+/* Makes an owned vector hold at least rows rows (at most
+ * ENGINE__BATCH_SIZE), keeping its contents. 0 or COMMON_ENOMEM. */
+int engine__vector_reserve(struct engine_vector *vector, uint32_t rows);
 
 /* Frees what the vector owns. */
 void engine__vector_close(struct engine_vector *vector);
@@ -68,8 +74,9 @@ int engine__vector_make_values(struct engine_vector *vector, uint32_t count);
 struct engine_value engine__vector_get(const struct engine_vector *vector,
                                        uint32_t row);
 
-/* Stores v at row of an owned vector, turning an INT64/DOUBLE vector into
- * a VALUES one (rows [0, count) converted) when v does not fit its kind. */
+/* Stores v at row of an owned vector (growing it as needed), turning an
+ * INT64/DOUBLE vector into a VALUES one (rows [0, count) converted) when v
+ * does not fit its kind. 0 or COMMON_ENOMEM. */
 int engine__vector_set(struct engine_vector *vector, uint32_t row,
                        uint32_t count, struct engine_value v);
 
