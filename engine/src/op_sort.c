@@ -139,6 +139,8 @@ struct sort_state {
     struct engine_expr *limit;  /* top-N: LIMIT, or NULL */
     struct engine_expr *offset; /* with it, OFFSET or NULL */
     size_t keep;                /* rows worth keeping; SIZE_MAX: all */
+    bool has_threshold;         /* keep rows are buffered, in order */
+    size_t threshold;           /* the row number of the last of them */
     struct engine_value *rows;  /* row_count * column_count */
     size_t row_count;
     size_t row_capacity;
@@ -184,6 +186,8 @@ static int sort_open(struct engine_op *op, struct engine_exec *exec)
     engine__arena_close(&state->bytes);
     engine__arena_init(&state->bytes);
     state->keep = SIZE_MAX;
+    state->has_threshold = false;
+    state->threshold = 0;
     if (state->limit != NULL) {
         int rc = sort_bound(op, exec);
 
@@ -222,6 +226,23 @@ static int sort_grow(struct sort_state *state, size_t width)
 }
 
 /* Copies the live rows of in into the sort's buffer. */
+static int compare_keys(const struct sort_state *state,
+                        const struct engine_value *a,
+                        const struct engine_value *b);
+
+/* Top-N: once the buffer holds the rows to keep, a row that does not sort
+ * strictly before the last of them can never be kept (a tie loses: it
+ * comes later in the input), so it is not even copied. */
+static bool cannot_place(const struct engine_op *op,
+                         const struct engine_value *row)
+{
+    const struct sort_state *state = op->state;
+
+    return state->has_threshold &&
+           compare_keys(state, row,
+                        &state->rows[state->threshold * op->column_count]) >= 0;
+}
+
 static int sort_absorb(struct engine_op *op, const struct engine_batch *in)
 {
     struct sort_state *state = op->state;
@@ -238,6 +259,11 @@ static int sort_absorb(struct engine_op *op, const struct engine_batch *in)
         dest = &state->rows[state->row_count * width];
         for (size_t c = 0; c < width; c++) {
             dest[c] = engine__vector_get(&in->columns[c], row);
+        }
+        if (cannot_place(op, dest)) {
+            continue;
+        }
+        for (size_t c = 0; c < width; c++) {
             if (copy_value(&state->bytes, &dest[c]) != 0) {
                 return COMMON_ENOMEM;
             }
@@ -247,13 +273,11 @@ static int sort_absorb(struct engine_op *op, const struct engine_batch *in)
     return 0;
 }
 
-static int compare_rows(const void *ctx, size_t x, size_t y)
+/* Sort order of two rows given as one value per column. */
+static int compare_keys(const struct sort_state *state,
+                        const struct engine_value *a,
+                        const struct engine_value *b)
 {
-    const struct engine_op *op = ctx;
-    const struct sort_state *state = op->state;
-    const struct engine_value *a = &state->rows[x * op->column_count];
-    const struct engine_value *b = &state->rows[y * op->column_count];
-
     for (size_t k = 0; k < state->key_count; k++) {
         const struct engine_sort_key *key = &state->keys[k];
         const struct engine_value *u = &a[key->column];
@@ -274,6 +298,15 @@ static int compare_rows(const void *ctx, size_t x, size_t y)
         }
     }
     return 0;
+}
+
+static int compare_rows(const void *ctx, size_t x, size_t y)
+{
+    const struct engine_op *op = ctx;
+    const struct sort_state *state = op->state;
+
+    return compare_keys(state, &state->rows[x * op->column_count],
+                        &state->rows[y * op->column_count]);
 }
 
 /* Sorts the buffered rows into state->order. */
@@ -326,6 +359,8 @@ static int prune(struct engine_op *op)
     state->rows = rows;
     state->bytes = bytes;
     state->row_count = kept;
+    state->has_threshold = kept > 0 && kept == state->keep;
+    state->threshold = kept > 0 ? kept - 1 : 0;
     return 0;
 }
 
