@@ -34,6 +34,10 @@ struct engine_func_context {
     uint64_t *random_state;          /* for random(), randomblob(); advanced */
     char *errmsg;                    /* room for errmsg_size bytes */
     size_t errmsg_size;
+    /* Set by min() and max() steps that kept their old value (SQLite's
+     * sqlite3SkipAccumulatorLoad()): the row then does not become the one
+     * whose values bare columns of an aggregate query show. */
+    bool skip_accumulator_load;
 };
 
 typedef int (*engine_scalar_fn)(struct engine_func_context *ctx, int argc,

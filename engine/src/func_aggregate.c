@@ -280,7 +280,10 @@ static int min_max_step(struct engine_func_context *ctx,
 {
     int cmp;
 
+    /* minmaxStep(): a NULL, or a value that does not beat the best, skips
+     * the accumulator load once a best exists. */
     if (v->type == ENGINE_NULL) {
+        ctx->skip_accumulator_load = s->best.type != ENGINE_NULL;
         return 0;
     }
     if (s->best.type == ENGINE_NULL) {
@@ -290,6 +293,7 @@ static int min_max_step(struct engine_func_context *ctx,
     if (is_max ? cmp < 0 : cmp > 0) {
         return min_max_keep(ctx, s, v);
     }
+    ctx->skip_accumulator_load = true;
     return 0;
 }
 

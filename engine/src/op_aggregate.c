@@ -37,7 +37,9 @@ struct aggregate_state {
     struct engine_value *bare_values; /* group_capacity * bare_count */
     struct engine_rowset **distinct;  /* group_capacity * spec_count */
     size_t group_capacity;
-    size_t ready_groups; /* groups whose states are set up */
+    size_t ready_groups;   /* groups whose states are set up */
+    ptrdiff_t minmax_spec; /* the last one-argument min()/max(), or -1 */
+    bool single_loaded;    /* no GROUP BY: bare columns were loaded */
     struct engine_arena bare_bytes;
     size_t *order;
     size_t emitted;
@@ -96,6 +98,7 @@ static int aggregate_open(struct engine_op *op, struct engine_exec *exec)
     s->groups_ready = true;
     s->emitted = 0;
     s->done = false;
+    s->single_loaded = false;
     return op->child->ops->open(op->child, exec);
 }
 
@@ -227,9 +230,11 @@ static int distinct_seen(struct aggregate_state *s, size_t g, size_t i,
     return 0;
 }
 
+/* Steps aggregate i of group g with row; *skipped tells whether a min() or
+ * max() kept its old value (then the row's bare columns are not kept). */
 static int step_spec(struct engine_op *op, struct engine_eval *eval,
                      const struct batch_inputs *v, size_t g, size_t i,
-                     uint32_t row)
+                     uint32_t row, bool *skipped)
 {
     struct aggregate_state *s = op->state;
     const struct engine_aggregate_spec *spec = &s->specs[i];
@@ -257,8 +262,10 @@ static int step_spec(struct engine_op *op, struct engine_eval *eval,
     }
     engine__func_context_init(&ctx, eval, spec->collation, errmsg,
                               sizeof(errmsg));
+    ctx.skip_accumulator_load = false;
     rc =
         spec->def->step(&ctx, group_state(s, g, i), (int)spec->arg_count, argv);
+    *skipped = ctx.skip_accumulator_load;
     if (rc != 0) {
         return engine__error(eval->exec, rc, "%s",
                              errmsg[0] ? errmsg : engine_strerror(rc));
@@ -321,8 +328,41 @@ static bool fast_step(struct aggregate_state *s, const struct batch_inputs *v,
     return false;
 }
 
-/* Without GROUP BY every row goes to group 0: each aggregate takes the
- * whole batch at once, the bare columns the batch's last row. */
+/* Steps every aggregate of group g with row, then loads the row's bare
+ * columns when SQLite would (updateAccumulator() in select.c): with a
+ * min()/max() in the query, unless the last of them kept its old value;
+ * without one, only for the group's first row. */
+static int step_all(struct engine_op *op, struct engine_eval *eval,
+                    const struct batch_inputs *v, size_t g, uint32_t row,
+                    bool first_row)
+{
+    struct aggregate_state *s = op->state;
+    bool load = first_row;
+
+    for (size_t i = 0; i < s->spec_count; i++) {
+        bool skipped = false;
+        int rc;
+
+        if (s->specs[i].def == NULL) {
+            continue;
+        }
+        rc = step_spec(op, eval, v, g, i, row, &skipped);
+        if (rc != 0) {
+            return rc;
+        }
+        if ((ptrdiff_t)i == s->minmax_spec) {
+            load = !skipped;
+        }
+    }
+    if (load && keep_bare(s, v, g, row) != 0) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+/* Without GROUP BY every row goes to group 0. Unless bare columns follow
+ * a min()/max() row by row, each aggregate takes the whole batch at once
+ * (in a tight loop where the column is typed). */
 static int absorb_single_group(struct engine_op *op, struct engine_eval *eval,
                                const struct batch_inputs *v,
                                const struct engine_batch *in)
@@ -330,28 +370,38 @@ static int absorb_single_group(struct engine_op *op, struct engine_eval *eval,
     struct aggregate_state *s = op->state;
     bool inserted;
     size_t g;
-    int rc;
+    int rc = 0;
 
     if (engine__rowset_insert(&s->groups, NULL, &inserted, &g) != 0 ||
         (inserted && new_group(s, g) != 0)) {
         return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
     }
+    if (s->bare_count > 0 && s->minmax_spec >= 0) {
+        for (uint32_t r = 0; rc == 0 && r < in->selected; r++) {
+            rc = step_all(op, eval, v, 0, engine__batch_row(in, r),
+                          !s->single_loaded);
+            s->single_loaded = true;
+        }
+        return rc;
+    }
     for (size_t i = 0; i < s->spec_count; i++) {
+        bool skipped;
+
         if (s->specs[i].def == NULL || fast_step(s, v, in, i)) {
             continue;
         }
-        for (uint32_t r = 0; r < in->selected; r++) {
-            rc = step_spec(op, eval, v, 0, i, engine__batch_row(in, r));
-            if (rc != 0) {
-                return rc;
-            }
+        for (uint32_t r = 0; rc == 0 && r < in->selected; r++) {
+            rc = step_spec(op, eval, v, 0, i, engine__batch_row(in, r),
+                           &skipped);
         }
     }
-    if (in->selected > 0 &&
-        keep_bare(s, v, 0, engine__batch_row(in, in->selected - 1)) != 0) {
-        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    if (rc == 0 && !s->single_loaded && in->selected > 0) {
+        s->single_loaded = true;
+        if (keep_bare(s, v, 0, engine__batch_row(in, 0)) != 0) {
+            return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+        }
     }
-    return 0;
+    return rc;
 }
 
 static int absorb_row(struct engine_op *op, struct engine_eval *eval,
@@ -361,7 +411,6 @@ static int absorb_row(struct engine_op *op, struct engine_eval *eval,
     struct engine_value key[ENGINE_MAX_COLUMNS];
     bool inserted;
     size_t g;
-    int rc;
 
     for (size_t k = 0; k < s->key_count; k++) {
         key[k] = engine__vector_get(v->keys[k], row);
@@ -370,16 +419,7 @@ static int absorb_row(struct engine_op *op, struct engine_eval *eval,
         (inserted && new_group(s, g) != 0)) {
         return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < s->spec_count; i++) {
-        if (s->specs[i].def != NULL &&
-            (rc = step_spec(op, eval, v, g, i, row)) != 0) {
-            return rc;
-        }
-    }
-    if (keep_bare(s, v, g, row) != 0) {
-        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
-    }
-    return 0;
+    return step_all(op, eval, v, g, row, inserted);
 }
 
 static int compare_groups(const void *ctx, size_t x, size_t y)
@@ -542,6 +582,24 @@ static const struct engine_op_ops aggregate_ops = {
     .destroy = aggregate_destroy,
 };
 
+/* The last one-argument min() or max() among the aggregates, or -1: the
+ * one whose updates decide which row bare columns show. */
+static ptrdiff_t last_minmax(const struct engine_aggregate_spec *specs,
+                             size_t count)
+{
+    ptrdiff_t last = -1;
+
+    for (size_t i = 0; i < count; i++) {
+        const struct engine_aggregate_def *def = specs[i].def;
+
+        if (def != NULL && specs[i].arg_count == 1 &&
+            (strcmp(def->name, "min") == 0 || strcmp(def->name, "max") == 0)) {
+            last = (ptrdiff_t)i;
+        }
+    }
+    return last;
+}
+
 static int layout_states(struct engine_stmt *stmt, struct aggregate_state *s)
 {
     s->offsets = engine__arena_alloc(&stmt->plan_arena,
@@ -589,6 +647,7 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
     s->bare_count = bare_count;
     s->sort_groups = sort_groups;
     s->key_descending = key_descending;
+    s->minmax_spec = last_minmax(aggregates, aggregate_count);
     engine__arena_init(&s->bare_bytes);
     return layout_states(stmt, s) == 0 ? op : NULL;
 }

@@ -276,6 +276,42 @@ static void exec_constraints_match_sqlite(void **state)
     pair_close(&p);
 }
 
+/* Bare columns of aggregate queries show SQLite's row: the group's first
+ * row, or with min()/max() the row where the last of them last changed
+ * (lang_select.html "bare aggregate", select.c updateAccumulator()). */
+static void exec_bare_columns_match_sqlite(void **state)
+{
+    static const char *queries[] = {
+        "SELECT a, max(b) FROM t",
+        "SELECT a, min(b) FROM t",
+        "SELECT g, a, max(b) FROM t GROUP BY g",
+        "SELECT g, a, min(b), count(*) FROM t GROUP BY g",
+        "SELECT a, count(*) FROM t",
+        "SELECT g, a, sum(b) FROM t GROUP BY g",
+        "SELECT a, max(b), min(b) FROM t",
+        "SELECT a, max(b), max(g) FROM t",
+        "SELECT a, min(n) FROM t",
+        "SELECT g, a, max(n) FROM t GROUP BY g",
+        "SELECT a, b FROM t GROUP BY g",
+    };
+    struct pair p;
+
+    (void)state;
+    pair_open(&p);
+    same(&p, "CREATE TABLE t(a, b, g, n)");
+    same(&p, "INSERT INTO t VALUES ('x', 1, 1, NULL), ('y', 5, 1, 2), "
+             "('z', 3, 1, NULL), ('w', 9, 2, 7), ('v', 2, 2, NULL), "
+             "('u', 9, 2, 7)");
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+        same(&p, queries[i]);
+    }
+    fill_big_table(&p);
+    same(&p, "SELECT id, t, max(n) FROM big");
+    same(&p, "SELECT t, id, min(r) FROM big GROUP BY t");
+    same(&p, "SELECT id, count(*) FROM big");
+    pair_close(&p);
+}
+
 static const char *oom_script =
     "CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT UNIQUE, c);"
     "INSERT INTO t(b, c) VALUES ('x', 1), ('y', 2.5), ('z', x'00');"
@@ -334,6 +370,7 @@ int main(void)
         cmocka_unit_test(exec_subqueries_and_dml),
         cmocka_unit_test(exec_tie_order_matches_sqlite),
         cmocka_unit_test(exec_constraints_match_sqlite),
+        cmocka_unit_test(exec_bare_columns_match_sqlite),
         cmocka_unit_test(exec_survives_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
