@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
- * plan_select.c: the logical shape of a SELECT, turned into operators:
+ * plan_select.c: planning a SELECT in two phases. The logical plan
+ * (struct select_plan) resolves names and compiles every expression:
+ * source, WHERE, GROUP BY keys and aggregates, results, HAVING, ORDER BY
+ * keys, LIMIT. The physical plan then chains the operators:
  *
  *   source (table scan, subquery, VALUES, or one empty row)
  *     -> filter (WHERE)
@@ -35,6 +38,8 @@ struct select_plan {
     size_t sort_key_count;
     struct engine_expr *limit;  /* LIMIT, or NULL */
     struct engine_expr *offset; /* OFFSET, or NULL */
+    struct engine_expr *where;  /* WHERE over the source, or NULL */
+    struct engine_expr *having; /* HAVING over the groups, or NULL */
 };
 
 void *engine__plan_alloc(struct engine_stmt *stmt, size_t size)
@@ -471,22 +476,15 @@ static int expand_results(struct select_plan *plan)
     return 0;
 }
 
-static int plan_where(struct select_plan *plan)
+static int compile_where(struct select_plan *plan)
 {
     struct engine_compile ctx;
-    struct engine_expr *predicate;
-    int rc;
 
     if (plan->select->where == NULL) {
         return 0;
     }
     compile_context(plan, &ctx, "WHERE", false);
-    rc = engine__compile_expr(&ctx, plan->select->where, &predicate);
-    if (rc != 0) {
-        return rc;
-    }
-    plan->op = engine__op_filter(plan->stmt, plan->op, predicate);
-    return plan->op == NULL ? COMMON_ENOMEM : 0;
+    return engine__compile_expr(&ctx, plan->select->where, &plan->where);
 }
 
 /* An integer literal's value, if ast is one. */
@@ -704,8 +702,7 @@ static int finish_aggregation(struct select_plan *plan)
 }
 
 /* Compiles the result columns, HAVING and hidden ORDER BY keys. */
-static int compile_results(struct select_plan *plan,
-                           struct engine_expr **having)
+static int compile_results(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
     size_t max = plan->result_count + select->order_by_count;
@@ -722,10 +719,9 @@ static int compile_results(struct select_plan *plan,
         rc = engine__compile_expr(&ctx, plan->results[i], &plan->projected[i]);
     }
     plan->projected_count = plan->result_count;
-    *having = NULL;
     if (rc == 0 && select->having != NULL) {
         ctx.clause = "HAVING";
-        rc = engine__compile_expr(&ctx, select->having, having);
+        rc = engine__compile_expr(&ctx, select->having, &plan->having);
     }
     return rc;
 }
@@ -854,10 +850,6 @@ static int plan_tail(struct select_plan *plan)
             return COMMON_ENOMEM;
         }
     }
-    rc = compile_limit(plan);
-    if (rc != 0) {
-        return rc;
-    }
     if (plan->sort_key_count > 0) {
         plan->op =
             engine__op_sort(stmt, plan->op, plan->sort_keys,
@@ -905,32 +897,54 @@ static int plan_values_statement(struct select_plan *plan, char ***names,
     return 0;
 }
 
-static int plan_body(struct select_plan *plan)
+/* Adds a filter on predicate (if any) to the pipeline. */
+static int add_filter(struct select_plan *plan, struct engine_expr *predicate)
 {
-    struct engine_expr *having;
+    if (predicate == NULL) {
+        return 0;
+    }
+    plan->op = engine__op_filter(plan->stmt, plan->op, predicate);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
+}
+
+/* The logical plan: names resolved and every expression compiled (WHERE,
+ * GROUP BY keys, aggregates, results, HAVING, ORDER BY keys, LIMIT),
+ * recorded in plan; no operator but the source leaf exists yet. */
+static int plan_logical(struct select_plan *plan)
+{
     int rc = plan_source(plan);
 
     if (rc == 0) {
         rc = expand_results(plan);
     }
     if (rc == 0) {
-        rc = plan_where(plan);
+        rc = compile_where(plan);
     }
     if (rc == 0) {
         rc = begin_aggregation(plan);
     }
     if (rc == 0) {
-        rc = compile_results(plan, &having);
+        rc = compile_results(plan);
     }
     if (rc == 0) {
         rc = plan_order_by(plan);
     }
+    return rc == 0 ? compile_limit(plan) : rc;
+}
+
+/* The physical plan: the operators of the logical plan in execution
+ * order. source -> filter -> aggregate -> filter (HAVING) -> project ->
+ * distinct -> sort (top-N) -> limit -> project (drop hidden sort keys).
+ * A JIT takes the leading scan/filter/aggregate of this chain. */
+static int plan_physical(struct select_plan *plan)
+{
+    int rc = add_filter(plan, plan->where);
+
     if (rc == 0) {
         rc = finish_aggregation(plan);
     }
-    if (rc == 0 && having != NULL) {
-        plan->op = engine__op_filter(plan->stmt, plan->op, having);
-        rc = plan->op == NULL ? COMMON_ENOMEM : 0;
+    if (rc == 0) {
+        rc = add_filter(plan, plan->having);
     }
     if (rc == 0) {
         plan->op = engine__op_project(plan->stmt, plan->op, plan->projected,
@@ -938,6 +952,13 @@ static int plan_body(struct select_plan *plan)
         rc = plan->op == NULL ? COMMON_ENOMEM : 0;
     }
     return rc == 0 ? plan_tail(plan) : rc;
+}
+
+static int plan_body(struct select_plan *plan)
+{
+    int rc = plan_logical(plan);
+
+    return rc == 0 ? plan_physical(plan) : rc;
 }
 
 int engine__plan_select(struct engine_stmt *stmt,
