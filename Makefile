@@ -56,7 +56,8 @@ fuzz:
 	for target in fuzz_parse fuzz_engine; do \
 		mkdir -p $(FUZZ_DIR)/corpus-$$target && \
 		$(FUZZ_DIR)/bin/$$target -max_total_time=$(FUZZ_SECONDS) \
-			-print_final_stats=1 $(FUZZ_DIR)/corpus-$$target || exit 1; \
+			-print_final_stats=1 $(FUZZ_DIR)/corpus-$$target \
+			engine/test/fuzz_seeds || exit 1; \
 	done
 
 format:

@@ -1,0 +1,1 @@
+SELECT a, max(c) FROM t; SELECT min(b) FILTER (WHERE c > 0), avg(DISTINCT c) FROM t;

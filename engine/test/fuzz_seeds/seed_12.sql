@@ -1,0 +1,1 @@
+VALUES (1, 'x'), (2, NULL) ; SELECT * FROM (SELECT a AS k FROM t ORDER BY k DESC) WHERE k % 2 = 0;

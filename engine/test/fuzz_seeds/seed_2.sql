@@ -1,0 +1,1 @@
+SELECT b, count(*), sum(c), group_concat(d, '|') FROM t GROUP BY b HAVING count(*) > 0;

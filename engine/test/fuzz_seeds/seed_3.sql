@@ -1,0 +1,1 @@
+SELECT DISTINCT typeof(d), x FROM t, u;

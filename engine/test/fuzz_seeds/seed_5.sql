@@ -1,0 +1,1 @@
+INSERT INTO t(b, c) VALUES ('five', 5) ON CONFLICT (b) DO UPDATE SET c = excluded.c RETURNING *;

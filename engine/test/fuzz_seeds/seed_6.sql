@@ -1,0 +1,1 @@
+UPDATE t SET c = c + 1, d = b || d WHERE a > 1 RETURNING a, c;

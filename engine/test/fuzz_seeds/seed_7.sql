@@ -1,0 +1,1 @@
+DELETE FROM u WHERE x = 'a' RETURNING y;

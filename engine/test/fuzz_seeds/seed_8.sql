@@ -1,0 +1,1 @@
+SELECT (SELECT max(c) FROM t), CASE WHEN d LIKE 'x%' ESCAPE '\' THEN 'y' ELSE printf('%5.2f', c) END FROM t;

@@ -1,0 +1,1 @@
+BEGIN; INSERT OR REPLACE INTO t VALUES (1, 'one', 9, x'ff'); ROLLBACK;
