@@ -134,7 +134,7 @@ static int build_insert_row(struct dml_run *run, const struct engine_value *src,
                 return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
             }
             if (v.type != ENGINE_INTEGER) {
-                run->failed = AST_CONFLICT_ABORT;
+                run->failed = AST_CONFLICT_DEFAULT;
                 return engine__error(run->exec, ENGINE_EMISMATCH,
                                      "datatype mismatch");
             }
@@ -227,12 +227,33 @@ static int run_matched(struct dml_run *run)
     return rc;
 }
 
+/* How an error that is no constraint's (a datatype mismatch, a function's
+ * error) ends the statement. SQLite keeps a statement journal only for a
+ * statement that may ABORT (sqlite3MayAbort), which a statement-level OR
+ * FAIL, IGNORE, REPLACE or ROLLBACK rules out: inside a transaction the
+ * rows changed before the error then stay, and the transaction goes on.
+ * In autocommit sqlite3VdbeHalt rolls the whole statement back. */
+static enum ast_conflict runtime_error_mode(const struct dml_run *run)
+{
+    enum ast_conflict mode = run->dml->conflict;
+
+    if (run->db->in_transaction &&
+        (mode == AST_CONFLICT_FAIL || mode == AST_CONFLICT_IGNORE ||
+         mode == AST_CONFLICT_REPLACE || mode == AST_CONFLICT_ROLLBACK)) {
+        return AST_CONFLICT_FAIL;
+    }
+    return AST_CONFLICT_ABORT;
+}
+
 /* Settles the statement: commit (autocommit), or undo per the failed
  * constraint's conflict mode. */
 static void settle(struct dml_run *run, size_t mark, int rc)
 {
     struct engine_db *db = run->db;
 
+    if (rc != 0 && run->failed == AST_CONFLICT_DEFAULT) {
+        run->failed = runtime_error_mode(run);
+    }
     if (rc != 0 && run->failed == AST_CONFLICT_ROLLBACK) {
         engine__undo_rollback(db, 0);
         db->in_transaction = false;
@@ -258,7 +279,7 @@ int engine__execute_dml(struct engine_stmt *stmt)
         .dml = stmt->dml,
         .db = stmt->db,
         .exec = &stmt->exec,
-        .failed = AST_CONFLICT_ABORT,
+        .failed = AST_CONFLICT_DEFAULT,
     };
     size_t mark = stmt->db->undo_count;
     int rc;

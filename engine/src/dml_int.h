@@ -17,6 +17,7 @@ struct dml_run {
     struct engine_arena scratch;   /* collected rows' bytes */
     struct engine_arena row_arena; /* one row's evaluation; reset per row */
     enum ast_conflict failed;      /* conflict mode of the failed constraint */
+    bool is_upsert_update;         /* in a DO UPDATE: every conflict ABORTs */
     int64_t changes;
 };
 

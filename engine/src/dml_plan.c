@@ -118,6 +118,9 @@ static int compile_defaults_and_checks(struct engine_stmt *stmt,
     compile_context(stmt, dml, &ctx, true);
     for (size_t i = 0; rc == 0 && i < table->check_count; i++) {
         rc = engine__compile_expr(&ctx, table->checks[i], &dml->checks[i]);
+        if (rc == 0) {
+            engine__expr_mark_condition(dml->checks[i]);
+        }
         dml->check_names[i] = table->checks[i]->text;
     }
     dml->check_count = table->check_count;
@@ -237,6 +240,7 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     if (rc != 0) {
         return rc;
     }
+    engine__expr_mark_condition(predicate);
     dml->matches = engine__op_filter(stmt, dml->matches, predicate);
     return dml->matches == NULL ? COMMON_ENOMEM : 0;
 }
@@ -305,6 +309,9 @@ static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
         }
         if (rc == 0 && ast->where != NULL) {
             rc = engine__compile_expr(&ctx, ast->where, &upsert->where);
+        }
+        if (rc == 0 && ast->where != NULL) {
+            engine__expr_mark_condition(upsert->where);
         }
         if (rc != 0) {
             return rc;

@@ -16,6 +16,11 @@
 static enum ast_conflict resolve(const struct dml_run *run,
                                  enum ast_conflict own)
 {
+    /* An upsert's DO UPDATE runs as UPDATE OR ABORT whatever the INSERT's
+     * own OR clause (sqlite3UpsertDoUpdate passes OE_Abort). */
+    if (run->is_upsert_update) {
+        return AST_CONFLICT_ABORT;
+    }
     if (run->dml->conflict != AST_CONFLICT_DEFAULT) {
         return run->dml->conflict;
     }
@@ -81,9 +86,21 @@ static int check_not_null(struct dml_run *run, struct engine_value *values)
             return ROW_SKIPPED;
         }
         if (mode == AST_CONFLICT_REPLACE && run->dml->defaults[c] != NULL) {
+            /* REPLACE stores the column's DEFAULT instead, under the
+             * column's affinity like any stored value (OP_MakeRecord):
+             * DEFAULT '12' in a NUMERIC column is stored as 12. */
             int rc = engine__dml_eval(run, run->dml->defaults[c], &values[c]);
 
-            if (rc != 0 || values[c].type != ENGINE_NULL) {
+            if (rc == 0) {
+                rc = engine__value_apply_affinity(&values[c], column->affinity,
+                                                  &run->row_arena);
+                rc =
+                    rc != 0 ? engine__error(run->exec, rc, "out of memory") : 0;
+            }
+            if (rc != 0) {
+                return rc;
+            }
+            if (values[c].type != ENGINE_NULL) {
                 continue;
             }
         }
@@ -147,7 +164,7 @@ static int rowid_of(struct dml_run *run, struct engine_value v, int64_t *out)
         return engine__error(run->exec, rc, "out of memory");
     }
     if (v.type != ENGINE_INTEGER) {
-        run->failed = AST_CONFLICT_ABORT;
+        run->failed = AST_CONFLICT_DEFAULT;
         return engine__error(run->exec, ENGINE_EMISMATCH, "datatype mismatch");
     }
     *out = v.u.i;
@@ -172,7 +189,11 @@ static size_t find_conflicts(struct dml_run *run,
     if (slot >= 0 && slot != self) {
         out[n++] = (struct conflict){slot, -2};
     }
-    for (size_t k = 0; k < table->key_count; k++) {
+    /* SQLite links each new index at the head of the table's list
+     * (sqlite3CreateIndex) and checks the list in order
+     * (sqlite3GenerateConstraintChecks), so the key created last is
+     * checked, and reported, first. */
+    for (size_t k = table->key_count; k-- > 0;) {
         const struct engine_unique_key *key = &table->keys[k];
 
         for (size_t i = 0; i < key->column_count; i++) {
@@ -184,6 +205,32 @@ static size_t find_conflicts(struct dml_run *run,
         }
     }
     return n;
+}
+
+/* With ON CONFLICT targets, SQLite checks the targets' constraints
+ * before the others ("UPSERT constraint goes first",
+ * sqlite3GenerateConstraintChecks), so a row that conflicts on both
+ * takes the DO UPDATE or DO NOTHING: the targeted conflicts move to the
+ * front, in the order of the ON CONFLICT clauses. */
+static void upsert_targets_first(const struct dml_run *run,
+                                 struct conflict *conflicts, size_t count)
+{
+    size_t front = 0;
+
+    for (size_t u = 0; u < run->dml->upsert_count; u++) {
+        ptrdiff_t key = run->dml->upserts[u].key;
+
+        for (size_t i = front; key != -1 && i < count; i++) {
+            if (conflicts[i].key == key) {
+                struct conflict hit = conflicts[i];
+
+                memmove(&conflicts[front + 1], &conflicts[front],
+                        (i - front) * sizeof(*conflicts));
+                conflicts[front++] = hit;
+                break;
+            }
+        }
+    }
 }
 
 static int unique_error(struct dml_run *run, enum ast_conflict mode,
@@ -277,8 +324,10 @@ static int run_upsert(struct dml_run *run, const struct dml_upsert *upsert,
             return rc != 0 ? rc : ROW_SKIPPED;
         }
     }
+    run->is_upsert_update = true;
     rc = engine__dml_update_row(run, slot, upsert->assignments,
                                 upsert->assignment_count, excluded);
+    run->is_upsert_update = false;
     return rc == 0 ? ROW_SKIPPED : rc;
 }
 
@@ -365,7 +414,7 @@ int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
 
     if (rc == 0 && !has_rowid) {
         rowid = engine__table_next_rowid(table);
-        if (rowid < 0) {
+        if (rowid == INT64_MIN) {
             return engine__error(run->exec, ENGINE_ECONSTRAINT,
                                  "database or disk is full");
         }
@@ -380,12 +429,24 @@ int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
         return rc;
     }
     count = find_conflicts(run, values, rowid, -1, conflicts);
+    upsert_targets_first(run, conflicts, count);
     upsert = count > 0 ? find_upsert(run, &conflicts[0]) : NULL;
     if (upsert != NULL) {
         return run_upsert(run, upsert, (size_t)conflicts[0].slot, values);
     }
     rc = count > 0 ? resolve_conflicts(run, conflicts, count) : 0;
     return rc == 0 ? insert_checked(run, values, rowid) : rc;
+}
+
+static bool is_overridden(const struct dml_assignment *assignments,
+                          size_t count, size_t i)
+{
+    for (size_t j = i + 1; j < count; j++) {
+        if (assignments[j].column == assignments[i].column) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* New values of slot's row: the old ones with the assignments applied. */
@@ -402,9 +463,15 @@ static int assign(struct dml_run *run, size_t slot,
     }
     *rowid = table->rowids[slot];
     load_row(run, values, *rowid, excluded);
-    /* Every SET value is computed from the old row before any is stored. */
+    /* Every SET value is computed from the old row before any is stored.
+     * A column assigned twice takes the last value, and the earlier
+     * expressions are never evaluated (sqlite3Update keeps one aXRef
+     * entry per column, the last). */
     for (size_t i = 0; i < count; i++) {
-        int rc = engine__dml_eval(run, assignments[i].value, &computed[i]);
+        int rc =
+            is_overridden(assignments, count, i)
+                ? 0
+                : engine__dml_eval(run, assignments[i].value, &computed[i]);
 
         if (rc != 0) {
             return rc;
@@ -414,6 +481,9 @@ static int assign(struct dml_run *run, size_t slot,
         size_t column = assignments[i].column;
         int rc = 0;
 
+        if (is_overridden(assignments, count, i)) {
+            continue;
+        }
         if (column == SIZE_MAX) {
             rc = rowid_of(run, computed[i], rowid);
         } else {
@@ -461,6 +531,11 @@ int engine__dml_update_row(struct dml_run *run, size_t slot,
         return engine__error(run->exec, rc, "out of memory");
     }
     run->changes++;
+    /* values may still view the old row's bytes, which the update freed
+     * ("SET a = a"): RETURNING reads the row as it is now stored. */
+    for (size_t c = 0; c < table->column_count; c++) {
+        values[c] = engine__table_get(table, slot, c);
+    }
     load_row(run, values, rowid, NULL);
     return add_returning(run);
 }

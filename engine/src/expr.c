@@ -367,13 +367,19 @@ static int like_row(struct engine_expr *expr, struct engine_eval *eval,
     bool match;
     int rc;
 
-    if (args[0].type == ENGINE_NULL || args[1].type == ENGINE_NULL ||
-        (expr->arg_count > 2 && args[2].type == ENGINE_NULL)) {
+    /* likeFunc() checks the escape before it looks at the operands: a NULL
+     * escape gives NULL, a bad one an error even when x or the pattern is
+     * NULL. */
+    if (expr->arg_count > 2 && args[2].type == ENGINE_NULL) {
         *truth = -1;
         return 0;
     }
     if (expr->arg_count > 2 && (rc = like_escape(eval, args[2], &escape))) {
         return rc;
+    }
+    if (args[0].type == ENGINE_NULL || args[1].type == ENGINE_NULL) {
+        *truth = -1;
+        return 0;
     }
     if (engine__value_to_text(&args[0], eval->arena, &text) != 0 ||
         engine__value_to_text(&args[1], eval->arena, &pattern) != 0) {
@@ -472,8 +478,23 @@ static int in_list_row(struct engine_expr *expr, struct engine_eval *eval,
     return 0;
 }
 
-static int eval_in_list(struct engine_expr *expr, struct engine_eval *eval,
-                        const struct engine_batch *batch)
+static bool is_constant(const struct engine_expr *expr);
+static void sub_batch(const struct engine_batch *batch, uint32_t *selection,
+                      uint32_t selected, struct engine_batch *out);
+
+static bool is_constant_list(const struct engine_expr *expr)
+{
+    for (size_t i = 1; i < expr->arg_count; i++) {
+        if (!is_constant(expr->args[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int eval_in_list_eager(struct engine_expr *expr,
+                              struct engine_eval *eval,
+                              const struct engine_batch *batch)
 {
     const struct engine_vector **vals =
         engine__arena_alloc(eval->arena, expr->arg_count * sizeof(*vals));
@@ -501,6 +522,82 @@ static int eval_in_list(struct engine_expr *expr, struct engine_eval *eval,
     return 0;
 }
 
+/* Item `item` against the rows still undecided (rows[0..*count)): a match
+ * decides the row; the others stay, remembering a NULL comparison. */
+static int in_list_item(struct engine_expr *expr, struct engine_eval *eval,
+                        const struct engine_batch *batch,
+                        const struct engine_vector *x, size_t item,
+                        uint32_t *rows, uint32_t *count)
+{
+    struct engine_expr probe = *expr;
+    struct engine_expr none = {.affinity = ENGINE_AFFINITY_BLOB};
+    struct engine_expr *pair[2] = {expr->args[0], &none};
+    const struct engine_vector *vals;
+    struct engine_batch part;
+    uint32_t kept = 0;
+    int rc;
+
+    probe.u.compare = ENGINE_COMPARE_EQ;
+    probe.args = pair;
+    probe.collation = in_list_collation(expr);
+    sub_batch(batch, rows, *count, &part);
+    rc = engine__expr_eval(expr->args[item], eval, &part, &vals);
+    for (uint32_t i = 0; rc == 0 && i < *count; i++) {
+        uint32_t row = rows[i];
+        int equal = 0;
+
+        rc = engine__expr_compare_values(&probe, engine__vector_get(x, row),
+                                         engine__vector_get(vals, row),
+                                         eval->arena, &equal);
+        if (rc == 0 && equal > 0) {
+            set_bool(&expr->result, row, !expr->negated);
+            continue;
+        }
+        if (equal < 0) {
+            expr->result.nulls[row] = 1; /* NULL unless a later item matches */
+        }
+        rows[kept++] = row;
+    }
+    *count = kept;
+    return rc;
+}
+
+/* x IN (a, b, ...) as SQLite's IN_INDEX_NOOP loop (sqlite3ExprCodeIN): the
+ * items are evaluated in order, each only on the rows no earlier item
+ * matched, so "1 IN (1, abs(-9223372036854775808))" is 1. A list of more
+ * than two constants becomes an ephemeral table instead, all of it built
+ * the first time the IN is reached (sqlite3FindInIndex). */
+static int eval_in_list(struct engine_expr *expr, struct engine_eval *eval,
+                        const struct engine_batch *batch)
+{
+    size_t bytes = batch->selected * sizeof(uint32_t) + 1;
+    uint32_t *rows;
+    uint32_t count = batch->selected;
+    const struct engine_vector *x;
+    int rc;
+
+    if (expr->arg_count > 3 && is_constant_list(expr)) {
+        return eval_in_list_eager(expr, eval, batch);
+    }
+    rows = engine__arena_alloc(eval->arena, bytes);
+    if (rows == NULL) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    rc = engine__expr_eval(expr->args[0], eval, batch, &x);
+    expr->result.kind = ENGINE_VECTOR_INT64;
+    for (uint32_t i = 0; i < count; i++) {
+        rows[i] = engine__batch_row(batch, i);
+        set_bool(&expr->result, rows[i], expr->negated);
+        expr->result.nulls[rows[i]] =
+            engine__vector_get(x, rows[i]).type == ENGINE_NULL;
+    }
+    for (size_t item = 1; rc == 0 && item < expr->arg_count && count > 0;
+         item++) {
+        rc = in_list_item(expr, eval, batch, x, item, rows, &count);
+    }
+    return rc;
+}
+
 static int run_subquery(struct engine_expr *expr, struct engine_eval *eval)
 {
     struct engine_subquery *subquery = expr->u.subquery;
@@ -518,7 +615,7 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
     const struct engine_subquery *subquery = expr->u.subquery;
     struct engine_expr probe = *expr;
     struct engine_expr other = {.affinity = subquery->affinity,
-                                .has_affinity = expr->has_affinity};
+                                .has_affinity = expr->set_has_affinity};
     struct engine_expr *pair[2] = {expr->args[0], &other};
 
     if (subquery->set_count == 0 && !subquery->set_has_null) {
@@ -620,7 +717,7 @@ static int eval_logic(struct engine_expr *expr, struct engine_eval *eval,
         int truth = engine__value_truth(&v);
 
         set_bool(out, row, truth);
-        if (truth != (is_and ? 0 : 1)) {
+        if (!expr->is_condition || truth != (is_and ? 0 : 1)) {
             selection[n++] = row;
         }
     }
@@ -635,6 +732,110 @@ static int eval_logic(struct engine_expr *expr, struct engine_eval *eval,
         set_bool(out, row, engine__logic_combine(is_and, l, r));
     }
     return rc;
+}
+
+/* Whether expr has the same value on every row: no column, no subquery,
+ * no non-deterministic function (sqlite3ExprIsConstantNotJoin). */
+static bool is_constant(const struct engine_expr *expr)
+{
+    if (expr->op == ENGINE_EXPR_COLUMN || expr->op == ENGINE_EXPR_SUBQUERY ||
+        expr->op == ENGINE_EXPR_EXISTS || expr->op == ENGINE_EXPR_IN_QUERY) {
+        return false;
+    }
+    if ((expr->op == ENGINE_EXPR_FUNCTION ||
+         expr->op == ENGINE_EXPR_COALESCE) &&
+        !expr->u.function->deterministic) {
+        return false;
+    }
+    for (size_t i = 0; i < expr->arg_count; i++) {
+        if (!is_constant(expr->args[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool has_call(const struct engine_expr *expr)
+{
+    if (expr->op == ENGINE_EXPR_FUNCTION || expr->op == ENGINE_EXPR_COALESCE ||
+        expr->op == ENGINE_EXPR_LIKE) {
+        return true;
+    }
+    for (size_t i = 0; i < expr->arg_count; i++) {
+        if (has_call(expr->args[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int prime_constant(struct engine_expr *expr, struct engine_eval *eval)
+{
+    struct engine_batch one = {.count = 1, .selected = 1};
+    const struct engine_vector *ignored;
+
+    return has_call(expr) ? engine__expr_eval(expr, eval, &one, &ignored) : 0;
+}
+
+/* A term "column op constant" (either way round) is a constraint on the
+ * column (exprAnalyze, WO_EQ ... WO_GE); a SELECT computes its constant
+ * side before the loop. */
+static int prime_constraint(struct engine_expr *term, struct engine_eval *eval)
+{
+    struct engine_expr *left;
+    struct engine_expr *right;
+
+    if (term->op != ENGINE_EXPR_COMPARE ||
+        term->u.compare == ENGINE_COMPARE_NE ||
+        term->u.compare == ENGINE_COMPARE_IS ||
+        term->u.compare == ENGINE_COMPARE_IS_NOT) {
+        return 0;
+    }
+    left = term->args[0];
+    right = term->args[1];
+    if (left->op == ENGINE_EXPR_COLUMN && is_constant(right)) {
+        return prime_constant(right, eval);
+    }
+    if (right->op == ENGINE_EXPR_COLUMN && is_constant(left)) {
+        return prime_constant(left, eval);
+    }
+    return 0;
+}
+
+int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
+                       bool is_factored)
+{
+    int rc;
+
+    if (expr->op == ENGINE_EXPR_AND && expr->is_condition) {
+        rc = engine__expr_prime(expr->args[0], eval, is_factored);
+        return rc != 0 ? rc
+                       : engine__expr_prime(expr->args[1], eval, is_factored);
+    }
+    if (is_constant(expr)) {
+        return prime_constant(expr, eval);
+    }
+    return is_factored ? prime_constraint(expr, eval) : 0;
+}
+
+void engine__expr_mark_condition(struct engine_expr *expr)
+{
+    while (expr != NULL) {
+        switch (expr->op) {
+        case ENGINE_EXPR_AND:
+        case ENGINE_EXPR_OR:
+            expr->is_condition = true;
+            engine__expr_mark_condition(expr->args[0]);
+            expr = expr->args[1];
+            break;
+        case ENGINE_EXPR_NOT:
+        case ENGINE_EXPR_TRUTH:
+            expr = expr->args[0];
+            break;
+        default:
+            return;
+        }
+    }
 }
 
 int engine__logic_combine(bool is_and, int l, int r)
@@ -708,6 +909,9 @@ static int case_arm(struct engine_expr *expr, struct engine_eval *eval,
 
     sub_batch(batch, rows, *count, &part);
     rc = engine__expr_eval(expr->args[arm], eval, &part, &when);
+    if (rc != 0) {
+        return rc; /* the WHEN's own error, already in the statement */
+    }
     for (uint32_t i = 0; rc == 0 && i < *count; i++) {
         bool holds;
 
@@ -756,6 +960,46 @@ static int eval_case(struct engine_expr *expr, struct engine_eval *eval,
     if (rc == 0 && expr->has_else) {
         rc = case_assign(expr->args[expr->arg_count - 1], eval, batch, rows,
                          count, &expr->result);
+    }
+    return rc;
+}
+
+/* Keeps the rows of rows[0..count) whose result is still NULL. */
+static uint32_t rows_still_null(const struct engine_vector *result,
+                                uint32_t *rows, uint32_t count)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        if (result->nulls[rows[i]]) {
+            rows[n++] = rows[i];
+        }
+    }
+    return n;
+}
+
+/* coalesce(a, b, ...): each argument is evaluated only on the rows where
+ * every earlier one was NULL (sqlite3ExprCodeTarget, SQLITE_FUNC_COALESCE:
+ * OP_NotNull jumps past the rest). */
+static int eval_coalesce(struct engine_expr *expr, struct engine_eval *eval,
+                         const struct engine_batch *batch)
+{
+    size_t bytes = batch->selected * sizeof(uint32_t) + 1;
+    uint32_t *rows = engine__arena_alloc(eval->arena, bytes);
+    uint32_t count = batch->selected;
+    int rc = 0;
+
+    if (rows == NULL) {
+        return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+    }
+    expr->result.kind = ENGINE_VECTOR_VALUES;
+    for (uint32_t i = 0; i < count; i++) {
+        rows[i] = engine__batch_row(batch, i);
+    }
+    for (size_t a = 0; rc == 0 && a < expr->arg_count && count > 0; a++) {
+        rc =
+            case_assign(expr->args[a], eval, batch, rows, count, &expr->result);
+        count = rows_still_null(&expr->result, rows, count);
     }
     return rc;
 }
@@ -810,6 +1054,9 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
         break;
     case ENGINE_EXPR_FUNCTION:
         rc = eval_function(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_COALESCE:
+        rc = eval_coalesce(expr, eval, batch);
         break;
     default:
         rc = eval_unary(expr, eval, batch);

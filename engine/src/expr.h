@@ -54,6 +54,7 @@ enum engine_expr_op {
     ENGINE_EXPR_EXISTS,   /* EXISTS (.subquery) */
     ENGINE_EXPR_FUNCTION, /* .function(args) */
     ENGINE_EXPR_TRUTH,    /* args[0] IS [NOT] TRUE|FALSE: .truth, negated */
+    ENGINE_EXPR_COALESCE, /* coalesce/ifnull(args), evaluated lazily */
 };
 
 enum engine_compare_op {
@@ -70,12 +71,26 @@ enum engine_compare_op {
 struct engine_expr {
     enum engine_expr_op op;
     enum engine_affinity affinity;   /* the expression's own affinity */
+    bool has_affinity;               /* a column, CAST or subquery of one:
+                                        SQLite's affinity > AFF_NONE (see
+                                        engine__expr_compare_values) */
+    bool set_has_affinity;           /* IN_QUERY: has_affinity of the
+                                        subquery's column */
     enum engine_collation collation; /* for comparisons and sorting */
     bool has_collation;              /* set by COLLATE or a column */
     bool explicit_collation;         /* set by COLLATE */
     bool negated;                    /* NOT LIKE, NOT IN */
     bool has_case_operand;           /* CASE x WHEN ... */
     bool has_else;                   /* CASE ... ELSE */
+    bool is_condition;               /* AND/OR deciding a jump: the right
+                                        side only runs where needed */
+    bool is_factored;                /* the root of a SELECT's WHERE: see
+                                        engine__expr_prime() */
+    bool is_row_by_row;              /* the root of a WHERE whose query
+                                        stops at its LIMIT: rows are tested
+                                        one at a time, as SQLite's loop
+                                        does, so rows past the last one
+                                        needed are never evaluated */
     struct engine_expr **args;
     size_t arg_count;
     union {
@@ -105,6 +120,23 @@ struct engine_eval {
 int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
                       const struct engine_batch *batch,
                       const struct engine_vector **out);
+
+/* Marks expr as a condition SQLite codes with jumps (WHERE, HAVING, ON,
+ * FILTER, CHECK, CASE WHEN; sqlite3ExprIfFalse): its AND/OR, also under
+ * NOT and IS [NOT] TRUE|FALSE, skip their right operand once the left
+ * decides. Elsewhere SQLite computes both operands (OP_And, OP_Or). */
+void engine__expr_mark_condition(struct engine_expr *expr);
+
+/* Evaluates once, on no row, the parts of a condition that SQLite computes
+ * before the first row, for their errors only ("integer overflow", a bad
+ * ESCAPE), which are then raised even when no row is tested: each
+ * constant term of its top-level AND that calls a function
+ * (sqlite3WhereBegin codes constant terms before the loop), and, when
+ * is_factored (a SELECT's WHERE), the constant side of each term
+ * "column op constant", a constraint on the column. 0, or the first
+ * error. */
+int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
+                       bool is_factored);
 
 /* Frees the node's result vector (the node itself is in the plan arena;
  * the statement closes every node it registered). */

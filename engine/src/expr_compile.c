@@ -162,6 +162,7 @@ static int column_ref(struct engine_compile *ctx, size_t index,
         return oom(ctx);
     }
     e->u.column = index;
+    e->has_affinity = true;
     if ((ptrdiff_t)index != ctx->scope->rowid_column &&
         index < ctx->scope->column_count) {
         column = &ctx->scope->columns[index];
@@ -188,6 +189,7 @@ static int output_ref(struct engine_compile *ctx, size_t index,
     e->u.column = index;
     if (like != NULL) {
         e->affinity = like->affinity;
+        e->has_affinity = like->has_affinity;
         e->collation = like->collation;
         e->has_collation = like->has_collation;
     }
@@ -242,7 +244,8 @@ static bool is_negated_real_literal(const struct ast_expr *ast)
 {
     const struct ast_expr *operand = ast->u.unary.operand;
 
-    return ast->u.unary.op == AST_NEGATE && operand->kind == AST_LITERAL &&
+    return ast->kind == AST_UNARY && ast->u.unary.op == AST_NEGATE &&
+           operand->kind == AST_LITERAL &&
            operand->u.literal.type == ENGINE_FLOAT;
 }
 
@@ -278,6 +281,7 @@ static int compile_unary(struct engine_compile *ctx, const struct ast_expr *ast,
             child = e;
         }
         child->affinity = ENGINE_AFFINITY_BLOB;
+        child->has_affinity = false;
         *out = child;
         return 0;
     }
@@ -363,10 +367,30 @@ static int make_binary(struct engine_compile *ctx, enum engine_expr_op op,
  * right operand is the TRUE or FALSE keyword into TK_TRUTH, which tests
  * x's truth value ("NULL IS FALSE" is 0, "5 IS TRUE" is 1), not equality
  * with 1 or 0 (expr.c, sqlite3ExprIsTruth / OP_IsTrue). */
+static bool truth_keyword(const struct ast_expr *e, bool *value)
+{
+    while (e->kind == AST_COLLATE) {
+        e = e->u.collate.operand;
+    }
+    if (e->kind == AST_BOOLEAN) {
+        *value = e->u.literal.u.i != 0;
+        return true;
+    }
+    /* "x IN ()" is parsed into the keyword FALSE, "x NOT IN ()" TRUE
+     * (parse.y: TK_STRING "false" then sqlite3ExprIdToTrueFalse). */
+    if (e->kind == AST_IN_LIST && e->u.in_list.items.count == 0) {
+        *value = e->u.in_list.negated;
+        return true;
+    }
+    return false;
+}
+
 static bool binary_is_truth(const struct ast_expr *ast)
 {
+    bool value;
+
     return (ast->u.binary.op == AST_IS || ast->u.binary.op == AST_IS_NOT) &&
-           ast->u.binary.right->kind == AST_BOOLEAN;
+           truth_keyword(ast->u.binary.right, &value);
 }
 
 static int compile_truth(struct engine_compile *ctx, const struct ast_expr *ast,
@@ -385,7 +409,7 @@ static int compile_truth(struct engine_compile *ctx, const struct ast_expr *ast,
     }
     e->args[0] = left;
     e->negated = ast->u.binary.op == AST_IS_NOT;
-    e->u.truth = ast->u.binary.right->u.literal.u.i != 0;
+    truth_keyword(ast->u.binary.right, &e->u.truth);
     *out = e;
     return 0;
 }
@@ -441,6 +465,15 @@ static int compile_collate(struct engine_compile *ctx,
     if (engine__collation_by_name(name, strlen(name), &collation) != 0) {
         return sql_error(ctx, "no such collation sequence: %s", name);
     }
+    if ((*out)->op == ENGINE_EXPR_COMPARE) {
+        /* "(x <= y) COLLATE NOCASE" collates the comparison's 0 or 1, not
+         * the comparison itself, whose collation stays that of x and y
+         * (sqlite3ExprCollSeq follows EP_Collate upwards only); a number
+         * compares alike under every collation. */
+        (*out)->has_collation = true;
+        (*out)->explicit_collation = true;
+        return 0;
+    }
     if ((*out)->op == ENGINE_EXPR_COLUMN) {
         struct engine_expr *copy = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);
 
@@ -473,6 +506,7 @@ static int compile_cast(struct engine_compile *ctx, const struct ast_expr *ast,
     e->u.cast_affinity =
         engine__affinity_of_declared_type(type, type ? strlen(type) : 0);
     e->affinity = e->u.cast_affinity;
+    e->has_affinity = true;
     e->collation = e->args[0]->collation;
     e->has_collation = e->args[0]->has_collation;
     *out = e;
@@ -500,6 +534,9 @@ static int compile_case(struct engine_compile *ctx, const struct ast_expr *ast,
     }
     for (size_t i = 0; rc == 0 && i < arms; i++) {
         rc = compile(ctx, ast->u.case_.whens.items[i], &e->args[first + 2 * i]);
+        if (rc == 0 && !has_operand) {
+            engine__expr_mark_condition(e->args[first + 2 * i]);
+        }
         if (rc == 0) {
             rc = compile(ctx, ast->u.case_.thens.items[i],
                          &e->args[first + 2 * i + 1]);
@@ -590,6 +627,16 @@ static int compile_in_list(struct engine_compile *ctx,
     if (e == NULL) {
         return oom(ctx);
     }
+    if (count == 0) {
+        /* "x IN ()" is 0 and "x NOT IN ()" 1: SQLite's parser drops x
+         * unresolved and unevaluated (parse.y, "expr in_op LP exprlist
+         * RP" with an empty list). */
+        e->op = ENGINE_EXPR_CONSTANT;
+        e->arg_count = 0;
+        e->u.constant = engine__value_int(ast->u.in_list.negated ? 1 : 0);
+        *out = e;
+        return 0;
+    }
     e->negated = ast->u.in_list.negated;
     rc = compile(ctx, ast->u.in_list.operand, &e->args[0]);
     if (rc == 0) {
@@ -636,6 +683,93 @@ static int plan_subquery(struct engine_compile *ctx,
     return rc;
 }
 
+/* Whether a subquery's first result column has an affinity of its own
+ * (sqlite3ExprAffinity of TK_SELECT is that of its first column): a
+ * column, "*", or a CAST, under any COLLATE. */
+static bool select_has_affinity(const struct ast_select *select)
+{
+    const struct ast_expr *e;
+
+    if (select->column_count == 0 ||
+        select->columns[0].kind != AST_RESULT_EXPR) {
+        return select->column_count > 0;
+    }
+    e = select->columns[0].expr;
+    while (e->kind == AST_COLLATE) {
+        e = e->u.collate.operand;
+    }
+    return e->kind == AST_COLUMN || e->kind == AST_CAST;
+}
+
+/* EXISTS never computes its subquery's result columns (selectInnerLoop
+ * skips them for SRT_Exists), so "EXISTS (SELECT like(a, b, 'xy') FROM
+ * t)" raises no error. When no aggregate, GROUP BY, HAVING or ORDER BY
+ * depends on those columns, the subquery is planned as SELECT 1. */
+static const struct ast_select *exists_select(struct engine_compile *ctx,
+                                              const struct ast_select *select)
+{
+    struct ast_select *copy;
+    struct ast_result_column *one;
+    struct ast_expr *literal;
+
+    if (select->columns == NULL || select->group_by.count > 0 ||
+        select->having != NULL || select->order_by_count > 0) {
+        return select;
+    }
+    for (size_t i = 0; i < select->column_count; i++) {
+        if (select->columns[i].kind == AST_RESULT_EXPR &&
+            engine__ast_has_aggregate(select->columns[i].expr)) {
+            return select;
+        }
+    }
+    copy = engine__plan_alloc(ctx->stmt, sizeof(*copy));
+    one = engine__plan_alloc(ctx->stmt, sizeof(*one));
+    literal = engine__plan_alloc(ctx->stmt, sizeof(*literal));
+    if (copy == NULL || one == NULL || literal == NULL) {
+        return NULL;
+    }
+    memset(literal, 0, sizeof(*literal));
+    literal->kind = AST_LITERAL;
+    literal->u.literal = engine__value_int(1);
+    memset(one, 0, sizeof(*one));
+    one->kind = AST_RESULT_EXPR;
+    one->expr = literal;
+    *copy = *select;
+    copy->columns = one;
+    copy->column_count = 1;
+    /* sqlite3CodeSubselect gives EXISTS a LIMIT 1: it stops at the first
+     * row its WHERE accepts. */
+    if (copy->limit == NULL) {
+        struct ast_expr *limit = engine__plan_alloc(ctx->stmt, sizeof(*limit));
+
+        if (limit == NULL) {
+            return NULL;
+        }
+        *limit = *literal;
+        copy->limit = limit;
+    }
+    return copy;
+}
+
+/* A scalar subquery runs with LIMIT 1 (sqlite3CodeSubselect), so its loop
+ * stops at the first row: a copy of select with that limit, or NULL. */
+static const struct ast_select *limit_one(struct engine_compile *ctx,
+                                          const struct ast_select *select)
+{
+    struct ast_select *copy = engine__plan_alloc(ctx->stmt, sizeof(*copy));
+    struct ast_expr *one = engine__plan_alloc(ctx->stmt, sizeof(*one));
+
+    if (copy == NULL || one == NULL) {
+        return NULL;
+    }
+    memset(one, 0, sizeof(*one));
+    one->kind = AST_LITERAL;
+    one->u.literal = engine__value_int(1);
+    *copy = *select;
+    copy->limit = one;
+    return copy;
+}
+
 static int compile_subquery(struct engine_compile *ctx,
                             const struct ast_expr *ast,
                             struct engine_expr **out)
@@ -649,7 +783,24 @@ static int compile_subquery(struct engine_compile *ctx,
         is_in ? ast->u.in_select.select : ast->u.subquery.select;
     int rc;
 
-    if (e == NULL) {
+    if (op == ENGINE_EXPR_SUBQUERY && e != NULL && select->limit == NULL) {
+        select = limit_one(ctx, select);
+    }
+    if (op == ENGINE_EXPR_EXISTS && e != NULL) {
+        /* The columns are still resolved, for their errors ("no such
+         * table" in a nested subquery), before SELECT 1 replaces them. */
+        const struct ast_select *one = exists_select(ctx, select);
+
+        rc = one != select && one != NULL
+                 ? plan_subquery(ctx, select, false, &e->u.subquery)
+                 : 0;
+        if (rc != 0) {
+            *out = e;
+            return rc;
+        }
+        select = one;
+    }
+    if (e == NULL || select == NULL) {
         return oom(ctx);
     }
     rc = plan_subquery(ctx, select, op != ENGINE_EXPR_EXISTS, &e->u.subquery);
@@ -660,6 +811,11 @@ static int compile_subquery(struct engine_compile *ctx,
     }
     if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
         e->affinity = e->u.subquery->affinity;
+    }
+    if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
+        e->has_affinity = select_has_affinity(select);
+    } else if (rc == 0 && is_in) {
+        e->set_has_affinity = select_has_affinity(select);
     }
     *out = e;
     return rc;
@@ -676,7 +832,9 @@ static bool is_aggregate_call(const struct ast_expr *ast)
     size_t argc = ast->u.function.args.count;
 
     if (ast->u.function.star) {
-        return true;
+        /* "f(*)" is f called with no argument (parse.y): an aggregate only
+         * if f names one. */
+        return engine__aggregate_lookup(name, strlen(name)) != NULL;
     }
     if ((strcasecmp(name, "min") == 0 || strcasecmp(name, "max") == 0) &&
         argc != 1) {
@@ -708,9 +866,10 @@ static int add_aggregate(struct engine_compile *ctx, const struct ast_expr *ast,
     }
     spec = &agg->aggregates[agg->aggregate_count];
     spec->def = engine__aggregate_lookup(name, strlen(name));
+    /* Only count() takes no argument, so only count(*) passes: sum(*) is
+     * "wrong number of arguments to function sum()". */
     spec->count_star = ast->u.function.star;
-    if (!spec->count_star &&
-        !engine__func_arity_ok(spec->def->arg_min, spec->def->arg_max,
+    if (!engine__func_arity_ok(spec->def->arg_min, spec->def->arg_max,
                                (int)argc)) {
         return arity_error(ctx, name);
     }
@@ -728,6 +887,9 @@ static int add_aggregate(struct engine_compile *ctx, const struct ast_expr *ast,
     if (rc == 0 && ast->u.function.filter != NULL) {
         rc =
             engine__compile_expr(&inner, ast->u.function.filter, &spec->filter);
+    }
+    if (rc == 0 && ast->u.function.filter != NULL) {
+        engine__expr_mark_condition(spec->filter);
     }
     if (rc != 0) {
         return rc;
@@ -768,16 +930,41 @@ static int compile_scalar_call(struct engine_compile *ctx,
     }
     e->u.function = def;
     rc = compile_list(ctx, &ast->u.function.args, e, 0);
-    /* The collation of the arguments (min, max, instr...): the first with
-     * one, as sqlite3ExprCollSeq of the leftmost collating argument. */
+    /* A call has a collation only through an argument with an explicit
+     * COLLATE (sqlite3ExprCollSeq follows EP_Collate into the argument
+     * list): lower(c) over a NOCASE column sorts and compares as BINARY.
+     * The collation the function itself uses (min, max, instr...) is the
+     * first argument's with any collation, found at evaluation. */
     for (size_t i = 0; rc == 0 && i < argc; i++) {
-        if (e->args[i]->has_collation) {
+        if (e->args[i]->explicit_collation) {
             e->collation = e->args[i]->collation;
+            e->has_collation = true;
+            e->explicit_collation = true;
             break;
         }
     }
     *out = e;
     return rc;
+}
+
+/* coalesce(), ifnull() and iif() evaluate an argument only when it
+ * decides the result: SQLite codes coalesce and ifnull inline, stopping
+ * at the first argument that is not NULL (SQLITE_FUNC_COALESCE), and iif
+ * as CASE WHEN a THEN b ELSE c END (INLINEFUNC_iif), so that
+ * "ifnull(1, abs(-9223372036854775808))" is 1, not an overflow error. */
+static int make_lazy(struct engine_expr *e)
+{
+    const char *name = e->u.function->name;
+
+    if (strcmp(name, "coalesce") == 0 || strcmp(name, "ifnull") == 0) {
+        e->op = ENGINE_EXPR_COALESCE;
+    } else if (strcmp(name, "iif") == 0) {
+        e->op = ENGINE_EXPR_CASE;
+        e->has_case_operand = false;
+        e->has_else = true;
+        engine__expr_mark_condition(e->args[0]);
+    }
+    return 0;
 }
 
 static int compile_function(struct engine_compile *ctx,
@@ -788,7 +975,8 @@ static int compile_function(struct engine_compile *ctx,
     int rc;
 
     if (!is_aggregate_call(ast)) {
-        return compile_scalar_call(ctx, ast, out);
+        rc = compile_scalar_call(ctx, ast, out);
+        return rc == 0 ? make_lazy(*out) : rc;
     }
     if (ctx->agg == NULL || !ctx->allow_aggregates) {
         return sql_error(ctx, "misuse of aggregate: %s()",
@@ -889,6 +1077,28 @@ static int compile_kind(struct engine_compile *ctx, const struct ast_expr *ast,
     }
 }
 
+/* An explicit COLLATE reaches the expressions above it: SQLite marks
+ * every node over a COLLATE with EP_Collate, and sqlite3ExprCollSeq takes
+ * the collation of the first such operand (left, then the argument list,
+ * then right), so "(x || b COLLATE RTRIM) = 'a'" compares under RTRIM and
+ * "trim(x COLLATE NOCASE)" sorts under NOCASE. A column's own collation
+ * does not travel this way. */
+static void inherit_collation(struct engine_expr *e)
+{
+    if (e->explicit_collation || e->op == ENGINE_EXPR_COLUMN ||
+        e->op == ENGINE_EXPR_CONSTANT || e->op == ENGINE_EXPR_PARAMETER) {
+        return;
+    }
+    for (size_t i = 0; i < e->arg_count; i++) {
+        if (e->args[i] != NULL && e->args[i]->explicit_collation) {
+            e->collation = e->args[i]->collation;
+            e->has_collation = true;
+            e->explicit_collation = true;
+            return;
+        }
+    }
+}
+
 static int compile(struct engine_compile *ctx, const struct ast_expr *ast,
                    struct engine_expr **out)
 {
@@ -927,6 +1137,9 @@ static int compile(struct engine_compile *ctx, const struct ast_expr *ast,
         *out = e;
     } else {
         rc = compile_kind(ctx, ast, out);
+        if (rc == 0) {
+            inherit_collation(*out);
+        }
     }
     ctx->depth--;
     return rc;

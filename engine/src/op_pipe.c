@@ -18,6 +18,9 @@ static int pipe_open(struct engine_op *op, struct engine_exec *exec)
 
 struct filter_state {
     struct engine_expr *predicate;
+    bool is_primed; /* the predicate's constant parts ran this execution */
+    struct engine_batch *pending; /* row by row: the child's batch, or NULL */
+    uint32_t next;                /* row by row: pending's next row */
     uint32_t selection[ENGINE__BATCH_SIZE];
 };
 
@@ -37,12 +40,84 @@ static uint32_t select_true(const struct engine_vector *truths,
     return n;
 }
 
+/* The next row of in (from *next on) that the predicate accepts, testing
+ * one row at a time; the row goes to state->selection[0]. */
+static int filter_one(struct filter_state *state, struct engine_eval *eval,
+                      const struct engine_batch *in, uint32_t *next,
+                      bool *found)
+{
+    *found = false;
+    for (; *next < in->selected && !*found; (*next)++) {
+        uint32_t row = engine__batch_row(in, *next);
+        struct engine_batch one = *in;
+        const struct engine_vector *truths;
+        int rc;
+
+        one.selection = &row;
+        one.selected = 1;
+        rc = engine__expr_eval(state->predicate, eval, &one, &truths);
+        if (rc != 0) {
+            return rc;
+        }
+        *found = select_true(truths, &one, state->selection) == 1;
+    }
+    return 0;
+}
+
+/* Row by row (expr.h, is_row_by_row): one accepted row per call. */
+static int filter_rows(struct engine_op *op, struct engine_exec *exec,
+                       struct engine_eval *eval, struct engine_batch **out)
+{
+    struct filter_state *state = op->state;
+
+    for (;;) {
+        bool found;
+        int rc;
+
+        if (state->pending == NULL) {
+            rc = op->child->ops->next(op->child, exec, &state->pending);
+            if (rc != 0 || state->pending == NULL) {
+                state->pending = NULL;
+                *out = NULL;
+                return rc;
+            }
+            state->next = 0;
+        }
+        engine__arena_reset(&op->arena);
+        rc = filter_one(state, eval, state->pending, &state->next, &found);
+        if (rc != 0) {
+            return rc;
+        }
+        if (found) {
+            op->batch = *state->pending;
+            op->batch.selection = state->selection;
+            op->batch.selected = 1;
+            *out = &op->batch;
+            return 0;
+        }
+        state->pending = NULL;
+    }
+}
+
 static int filter_next(struct engine_op *op, struct engine_exec *exec,
                        struct engine_batch **out)
 {
     struct filter_state *state = op->state;
     struct engine_eval eval = {.exec = exec, .arena = &op->arena};
 
+    if (!state->is_primed) {
+        int rc = engine__expr_prime(state->predicate, &eval,
+                                    state->predicate->is_factored);
+
+        state->is_primed = true;
+        if (rc != 0) {
+            *out = NULL;
+            return rc;
+        }
+    }
+    if (state->predicate->is_row_by_row) {
+        return filter_rows(op, exec, &eval, out);
+    }
     for (;;) {
         struct engine_batch *in;
         const struct engine_vector *truths;
@@ -73,8 +148,17 @@ static void filter_destroy(struct engine_op *op)
     engine__arena_close(&op->arena);
 }
 
+/* Each execution computes the predicate's constant parts again, before its
+ * first row (engine__expr_prime). */
+static int filter_open(struct engine_op *op, struct engine_exec *exec)
+{
+    ((struct filter_state *)op->state)->is_primed = false;
+    ((struct filter_state *)op->state)->pending = NULL;
+    return pipe_open(op, exec);
+}
+
 static const struct engine_op_ops filter_ops = {
-    .open = pipe_open,
+    .open = filter_open,
     .next = filter_next,
     .destroy = filter_destroy,
 };

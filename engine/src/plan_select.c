@@ -299,11 +299,37 @@ static int plan_table_source(struct select_plan *plan,
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+/* A FROM subquery's columns keep their expressions' collations: SQLite
+ * flattens the subquery into the outer query (or gives its table the
+ * collations, sqlite3SubqueryColumnTypes), so "SELECT d FROM (SELECT *
+ * FROM t) ORDER BY d" sorts by d's NOCASE. projected is NULL for VALUES,
+ * whose columns have none. */
+static void subquery_collations(struct select_plan *plan,
+                                struct engine_expr *const *projected,
+                                size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const struct engine_expr *e = projected != NULL ? projected[i] : NULL;
+
+        plan->scope.columns[i].collation =
+            e != NULL ? e->collation : ENGINE_COLLATION_BINARY;
+        plan->scope.columns[i].has_collation = e != NULL && e->has_collation;
+    }
+}
+
+static int plan_select_into(struct engine_stmt *stmt,
+                            const struct ast_select *select,
+                            struct engine_op **root, char ***names,
+                            enum engine_affinity **affinities,
+                            struct engine_expr ***projected,
+                            size_t *column_count);
+
 static int plan_subquery_source(struct select_plan *plan,
                                 const struct ast_from_item *item)
 {
     struct ast_select sub = *item->select;
     enum engine_affinity *affinities;
+    struct engine_expr **projected = NULL;
     char **names;
     size_t count;
     int rc;
@@ -314,8 +340,8 @@ static int plan_subquery_source(struct select_plan *plan,
     if (plan->select->order_by_count > 0 && sub.limit == NULL) {
         sub.order_by_count = 0;
     }
-    rc = engine__plan_select(plan->stmt, &sub, &plan->op, &names, &affinities,
-                             &count);
+    rc = plan_select_into(plan->stmt, &sub, &plan->op, &names, &affinities,
+                          &projected, &count);
 
     if (rc != 0) {
         return rc;
@@ -329,6 +355,7 @@ static int plan_subquery_source(struct select_plan *plan,
         plan->scope.columns[i].name = names[i];
         plan->scope.columns[i].affinity = affinities[i];
     }
+    subquery_collations(plan, projected, count);
     plan->scope.column_count = count;
     plan->scope.alias = item->alias;
     plan->scope.rowid_column = -1;
@@ -479,12 +506,18 @@ static int expand_results(struct select_plan *plan)
 static int compile_where(struct select_plan *plan)
 {
     struct engine_compile ctx;
+    int rc;
 
     if (plan->select->where == NULL) {
         return 0;
     }
     compile_context(plan, &ctx, "WHERE", false);
-    return engine__compile_expr(&ctx, plan->select->where, &plan->where);
+    rc = engine__compile_expr(&ctx, plan->select->where, &plan->where);
+    if (rc == 0) {
+        engine__expr_mark_condition(plan->where);
+        plan->where->is_factored = true;
+    }
+    return rc;
 }
 
 /* An integer literal's value, if ast is one. */
@@ -723,6 +756,9 @@ static int compile_results(struct select_plan *plan)
         ctx.clause = "HAVING";
         rc = engine__compile_expr(&ctx, select->having, &plan->having);
     }
+    if (rc == 0 && select->having != NULL) {
+        engine__expr_mark_condition(plan->having);
+    }
     return rc;
 }
 
@@ -938,7 +974,17 @@ static int plan_logical(struct select_plan *plan)
  * A JIT takes the leading scan/filter/aggregate of this chain. */
 static int plan_physical(struct select_plan *plan)
 {
-    int rc = add_filter(plan, plan->where);
+    int rc;
+
+    /* SQLite's loop stops at the LIMIT (and EXISTS is LIMIT 1), so a row
+     * after the last one needed is never tested: "EXISTS (SELECT 1 FROM t
+     * WHERE abs(a))" does not overflow on a later INT64_MIN. Without
+     * ORDER BY or aggregation, the WHERE is tested row by row. */
+    if (plan->where != NULL && plan->select->limit != NULL &&
+        plan->agg == NULL && plan->select->order_by_count == 0) {
+        plan->where->is_row_by_row = true;
+    }
+    rc = add_filter(plan, plan->where);
 
     if (rc == 0) {
         rc = finish_aggregation(plan);
@@ -966,6 +1012,17 @@ int engine__plan_select(struct engine_stmt *stmt,
                         struct engine_op **root, char ***names,
                         enum engine_affinity **affinities, size_t *column_count)
 {
+    return plan_select_into(stmt, select, root, names, affinities, NULL,
+                            column_count);
+}
+
+static int plan_select_into(struct engine_stmt *stmt,
+                            const struct ast_select *select,
+                            struct engine_op **root, char ***names,
+                            enum engine_affinity **affinities,
+                            struct engine_expr ***projected,
+                            size_t *column_count)
+{
     struct select_plan plan = {.stmt = stmt, .select = select};
     int rc;
 
@@ -980,6 +1037,9 @@ int engine__plan_select(struct engine_stmt *stmt,
     }
     if (names != NULL) {
         *names = (char **)plan.names;
+    }
+    if (projected != NULL) {
+        *projected = plan.projected;
     }
     if (affinities != NULL) {
         *affinities = engine__plan_alloc(stmt, (plan.result_count + 1) *

@@ -593,25 +593,30 @@ static void *cell_bytes(const struct engine_table *table, size_t slot,
                : NULL;
 }
 
-/* write_row over a live slot whose old bytes values may still view. */
+/* write_row over a live slot whose old bytes values may still view. Every
+ * new value is copied in before any old bytes are freed, since a new value
+ * may view another column's old bytes ("UPDATE t SET c = b"). */
 static int rewrite_row(struct engine_table *table, size_t slot,
                        const struct engine_value *values)
 {
-    for (size_t c = 0; c < table->column_count; c++) {
-        void *old = cell_bytes(table, slot, c);
-        struct engine_value v = values[c];
-        int rc;
+    void *old[ENGINE_MAX_COLUMNS + 1];
+    size_t c, written = 0;
+    int rc = 0;
 
+    for (c = 0; rc == 0 && c < table->column_count; c++) {
+        struct engine_value v = values[c];
+
+        old[c] = cell_bytes(table, slot, c);
         if ((ptrdiff_t)c == table->rowid_alias) {
             v = engine__value_null();
         }
         rc = store_set(table, slot, c, v);
-        if (rc != 0) {
-            return rc;
-        }
-        common_free(old);
+        written = rc == 0 ? c + 1 : written;
     }
-    return 0;
+    for (c = 0; c < written; c++) {
+        common_free(old[c]);
+    }
+    return rc;
 }
 
 int engine__table_insert(struct engine_table *table, int64_t rowid,
@@ -646,7 +651,10 @@ int engine__table_insert(struct engine_table *table, int64_t rowid,
     if (slot > 0 && rowid < table->rowid_max) {
         table->in_rowid_order = false;
     }
-    if (rowid > table->rowid_max) {
+    /* The next rowid is the largest + 1 even when every rowid is
+     * negative (OP_NewRowid: -7 is followed by -6), so the first live row
+     * sets the maximum outright. */
+    if (rowid > table->rowid_max || table->live_count == 1) {
         table->rowid_max = rowid;
     }
     forget_scan_order(table);
@@ -699,7 +707,7 @@ int engine__table_restore(struct engine_table *table, size_t slot,
     }
     table->deleted[slot] = 0;
     table->live_count++;
-    if (rowid > table->rowid_max) {
+    if (rowid > table->rowid_max || table->live_count == 1) {
         table->rowid_max = rowid;
     }
     rc = engine__table_rowid_add(table, slot);
@@ -714,7 +722,7 @@ int engine__table_restore(struct engine_table *table, size_t slot,
 int64_t engine__table_next_rowid(struct engine_table *table)
 {
     if (table->rowid_max_stale) {
-        table->rowid_max = 0;
+        table->rowid_max = INT64_MIN;
         for (size_t slot = 0; slot < table->slot_count; slot++) {
             if (!table->deleted[slot] &&
                 table->rowids[slot] > table->rowid_max) {
@@ -726,7 +734,7 @@ int64_t engine__table_next_rowid(struct engine_table *table)
     if (table->live_count == 0) {
         return 1;
     }
-    return table->rowid_max == INT64_MAX ? -1 : table->rowid_max + 1;
+    return table->rowid_max == INT64_MAX ? INT64_MIN : table->rowid_max + 1;
 }
 
 void engine__table_delete(struct engine_table *table, size_t slot)

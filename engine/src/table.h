@@ -145,8 +145,8 @@ int engine__table_restore(struct engine_table *table, size_t slot,
                           int64_t rowid, const struct engine_value *values);
 
 /* The rowid SQLite gives a new row when none is given: one more than the
- * largest live rowid (1 in an empty table). ENGINE_ECONSTRAINT-like
- * exhaustion (INT64_MAX in use) returns -1. */
+ * largest live rowid, which may be negative or 0 (1 in an empty table).
+ * Exhaustion (INT64_MAX in use) returns INT64_MIN, never a next rowid. */
 int64_t engine__table_next_rowid(struct engine_table *table);
 
 /* Marks a slot deleted and frees its bytes. */

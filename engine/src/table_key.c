@@ -64,6 +64,11 @@ uint64_t engine__value_hash(const struct engine_value *v,
         if (engine__real_to_exact_int(v->u.r, &exact)) {
             return mix64((uint64_t)exact);
         }
+        /* -2^63 equals INTEGER -9223372036854775808 (sqlite3IntFloatCompare
+         * compares exactly), though no affinity turns one into the other. */
+        if (v->u.r == -0x1p63) {
+            return mix64((uint64_t)INT64_MIN);
+        }
         memcpy(&bits, &v->u.r, sizeof(bits));
         return mix64(bits ^ UINT64_C(0x9e3779b97f4a7c15));
     case ENGINE_TEXT:

@@ -28,7 +28,7 @@
 #error "DIFFTEST_REGRESSIONS must name difftest_regressions.sql"
 #endif
 
-#define DIFFTEST_CASES_DEFAULT 2000
+#define DIFFTEST_CASES_DEFAULT 20000
 #define DIFFTEST_STATEMENTS 30
 
 /* One case's pair of databases and the SQL that brought them to their
@@ -83,7 +83,7 @@ static bool session_compare(struct dt_session *s, const struct dt_stmt *st,
                             const char *sql)
 {
     struct dt_result lite, ours;
-    char why[128] = "";
+    char why[256] = "";
     bool is_match;
 
     dt_run_sqlite(s->lite, sql, &lite);
@@ -189,6 +189,9 @@ static void run_case(struct dt_session *s, uint64_t seed)
     for (i = 0; i < DIFFTEST_STATEMENTS && !s->is_spoiled; i++) {
         dt_gen_statement(&g, &st);
         session_compare(s, &st, st.sql.data);
+        if (s->is_spoiled) {
+            break;
+        }
         if (st.is_dml || st.is_transaction) {
             session_remember(s, st.sql.data);
         }

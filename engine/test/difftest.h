@@ -29,7 +29,7 @@
 
 #define DT_TABLES_MAX 3
 #define DT_COLUMNS_MAX 6
-#define DT_REPORT_MAX 30 /* mismatches printed in full per run */
+#define DT_REPORT_MAX 3000 /* mismatches printed in full per run */
 
 /* A growable NUL-terminated string. */
 struct dt_buf {
@@ -105,6 +105,7 @@ struct dt_expr_ctx {
     unsigned group_mask;   /* is_aggregate: columns grouped by (bare use) */
     bool is_order_visible; /* group_concat order would show an index */
     bool has_no_rowid;     /* the source is a subquery: no rowid */
+    bool is_returning;     /* RETURNING: no BETWEEN, no CASE operand */
 };
 
 /* Writes one literal (any storage class, edge values included). */

@@ -33,3 +33,265 @@ SELECT upper(b), count(*) FROM t GROUP BY 1 COLLATE NOCASE ORDER BY 1;
 -- case: -0.0 literals keep their sign
 SELECT -0.0, (-0.0 COLLATE BINARY), +(-0.0), -(0.0);
 VALUES (0.5, (-0.0 COLLATE BINARY)), (1, -0.0);
+
+-- case: UPDATE ... RETURNING of a column set to its own text value
+CREATE TABLE t2(a DEFAULT 0);
+INSERT INTO t2 VALUES ('-3.5'), (-8.30), ('1e5'), ('x'), (x'00ff');
+UPDATE t2 SET a = a WHERE a RETURNING a, (- a), (CAST(a AS INT));
+UPDATE t2 SET a = a RETURNING *;
+SELECT rowid, * FROM t2;
+
+-- case: UPDATE copying text between columns of the same row
+CREATE TABLE t1(a REAL, b NUMERIC UNIQUE, c REAL DEFAULT 0.5, d);
+INSERT INTO t1 VALUES (8, ' ', 10, 'ab'), ('-3.5', 18, '', 18), (1, 'A_B', 2, x'00ff');
+UPDATE t1 SET a = 2.0e0, c = b, d = a, b = d;
+SELECT rowid, * FROM t1;
+UPDATE t1 SET d = c, c = d RETURNING *;
+SELECT rowid, * FROM t1;
+
+-- case: IS NULL and NOT NULL of a real literal are not negations
+SELECT (7.74 IS NULL), (1.5 IS NOT NULL), (0.1 NOTNULL), -(1.5 ISNULL);
+
+-- case: a function of a NOCASE column sorts, groups and dedups as BINARY
+CREATE TABLE t(c COLLATE NOCASE, d);
+INSERT INTO t VALUES ('A', 1), ('\', 2), ('a', 3), ('Ab ', 4), ('b', 5);
+SELECT ltrim(c) FROM t ORDER BY 1;
+SELECT DISTINCT lower(c) FROM t ORDER BY 1;
+SELECT c FROM t ORDER BY max(c, d);
+SELECT lower(c COLLATE RTRIM) = 'a   ', max(d, c), min(c, 'B') FROM t;
+SELECT upper(c) AS u, count(*) FROM t GROUP BY u ORDER BY 1;
+SELECT min(lower(c)), max(lower(c)), max(c) FROM t;
+
+-- case: the UNIQUE key declared last is checked and reported first
+CREATE TABLE t2(a, b DEFAULT '', c UNIQUE, PRIMARY KEY(b, c));
+INSERT INTO t2(a, c) VALUES (1, 3), (2, 4);
+UPDATE t2 SET c = 'Ab ', b = 'x';
+INSERT INTO t2 VALUES (3, '', 3);
+CREATE TABLE t3(a UNIQUE, b UNIQUE);
+INSERT INTO t3 VALUES (1, 2);
+INSERT INTO t3 VALUES (1, 2);
+
+-- case: comparison affinity between two columns, and IN lists
+CREATE TABLE t(a TEXT, b, c BLOB, d INT, e COLLATE NOCASE);
+INSERT INTO t VALUES ('1', 1, 1, '1', 'A');
+SELECT a = b, a = c, b = a, a = +b, a = 1, b = '1', d = a, a = d, +a = d FROM t;
+SELECT a IN (b), b IN (a), 1 IN (a), a IN (1), 1 IN (a, 2), CAST(1 AS TEXT) IN (1) FROM t;
+SELECT a IN (SELECT b FROM t), a IN (SELECT 1), a = (SELECT b FROM t), a = CAST(1 AS BLOB) FROM t;
+SELECT 'a' IN (e), e IN ('a'), 'a' = e, 'a' IN (e, 'x'), 'a' IN ('A' COLLATE NOCASE) FROM t;
+SELECT 'a' IN ('A' COLLATE NOCASE, 'b'), 14 IN (CAST('14' AS INT)), 1 IN (SELECT a FROM t) FROM t;
+
+-- case: a column assigned twice by UPDATE takes the last value only
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (3, 2), (9, 1);
+UPDATE t SET a = -1.14, a = a;
+UPDATE t SET b = abs(-9223372036854775808), b = 5 RETURNING *;
+UPDATE t SET a = 1.5, a = 7 WHERE a <= '_';
+UPDATE t SET rowid = 20, a = 30 RETURNING *;
+DELETE FROM t WHERE a = 9;
+UPDATE t SET a = 40, rowid = 50, b = a RETURNING *;
+
+-- case: coalesce, ifnull and iif evaluate only the arguments they need
+SELECT ifnull(1, abs(-9223372036854775808)), coalesce(1, abs(-9223372036854775808));
+SELECT iif(1, 2, abs(-9223372036854775808)), coalesce(NULL, NULL, 3), ifnull(NULL, 'x');
+SELECT iif(0, 1, NULL), iif(NULL, 1, 2), coalesce(NULL, NULL), iif('1e1', 'a', 'b');
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES (NULL, 1), (2, NULL), (NULL, NULL);
+SELECT coalesce(a, b, 'z'), ifnull(b, a), iif(a, b, 'n') FROM t;
+UPDATE t SET b = 0.1 WHERE coalesce(9, like('a', 'b', a));
+SELECT rowid, * FROM t;
+SELECT coalesce(a, like('a', 'b', 'xy')) FROM t;
+
+-- case: an error inside a CASE WHEN keeps its own message
+CREATE TABLE t(a, d);
+INSERT INTO t VALUES ('ab', 1), ('c', 18);
+SELECT CASE WHEN d = 18 THEN 1 WHEN like('x', 'y', a) THEN 2 END FROM t;
+SELECT CASE d WHEN 1 THEN 1 WHEN abs(-9223372036854775807 - d) THEN 2 END FROM t;
+DELETE FROM t WHERE (CASE d WHEN 18 THEN 1 WHEN like('x', 'y', a) THEN 2 END) NOTNULL;
+
+-- case: EXISTS does not compute its subquery's result columns
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES ('xy', 1);
+SELECT EXISTS (SELECT like('a', 'b', a) FROM t), NOT EXISTS (SELECT * FROM t WHERE b > 1);
+SELECT EXISTS (SELECT max(b) FROM t WHERE 0), EXISTS (SELECT DISTINCT abs(-9223372036854775808) FROM t);
+SELECT EXISTS (SELECT 1 FROM t WHERE b = 2), EXISTS (SELECT a FROM t WHERE b = 1);
+
+-- case: x IN () is a constant; x is neither resolved nor evaluated
+SELECT nosuch IN (), abs(-9223372036854775808) NOT IN (), NULL IN ();
+CREATE TABLE t(a);
+INSERT INTO t VALUES ('xy');
+SELECT (like('a', 'b', a) IN ()) FROM t;
+
+-- case: LIKE checks its ESCAPE before its operands
+SELECT NULL LIKE 'a' ESCAPE 'xy';
+SELECT 'a' LIKE NULL ESCAPE 'xy';
+SELECT 'a' LIKE 'a' ESCAPE NULL, NULL LIKE 'a' ESCAPE NULL, 'a' LIKE NULL;
+SELECT like(NULL, 'a', 'xy');
+
+-- case: AND and OR compute both operands, except where they decide a jump
+CREATE TABLE t(a);
+INSERT INTO t VALUES (0), (1), (NULL);
+SELECT a AND abs(-9223372036854775808) FROM t;
+SELECT 1 OR abs(-9223372036854775808) FROM t;
+SELECT a FROM t WHERE a AND abs(a - 9223372036854775807 - 1);
+SELECT a FROM t WHERE NOT (a OR abs(a - 9223372036854775807 - 2));
+SELECT CASE WHEN a AND abs(a - 9223372036854775807 - 1) THEN 1 END FROM t;
+SELECT iif(a AND abs(a - 9223372036854775807 - 1), 1, 2) FROM t;
+SELECT count(*) FILTER (WHERE a AND abs(a - 9223372036854775807 - 1)) FROM t;
+DELETE FROM t WHERE a AND abs(a - 9223372036854775807 - 1) RETURNING a;
+
+-- case: OR REPLACE stores a NOT NULL column's DEFAULT under its affinity
+CREATE TABLE t1(a NUMERIC NOT NULL DEFAULT '12', b REAL NOT NULL DEFAULT 3, c TEXT NOT NULL DEFAULT 5);
+INSERT INTO t1 VALUES (1, 1, 1);
+UPDATE OR REPLACE t1 SET a = NULL, b = NULL, c = NULL;
+INSERT OR REPLACE INTO t1 VALUES (NULL, NULL, NULL);
+SELECT a, typeof(a), b, typeof(b), c, typeof(c) FROM t1;
+
+-- case: the next rowid follows the largest one even when it is negative
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (-7, 1), (-3, 1);
+UPDATE t SET a = -10 WHERE a = -3;
+INSERT INTO t(b) VALUES (2);
+DELETE FROM t WHERE a = -6;
+INSERT INTO t(b) VALUES (3);
+SELECT * FROM t;
+CREATE TABLE u(b);
+INSERT INTO u(rowid, b) VALUES (-9, 1);
+BEGIN;
+DELETE FROM u;
+INSERT INTO u VALUES (5);
+ROLLBACK;
+INSERT INTO u VALUES (6), (7), (8);
+SELECT rowid, * FROM u;
+
+-- case: x IN () is the keyword FALSE, so IS turns into a truth test
+SELECT ((+-1) IS DISTINCT FROM ('-0' NOT IN ())), 5 IS (1 IN ()), 0 IS NOT (2 NOT IN ());
+SELECT NULL IS (3 IN ()) COLLATE NOCASE, 2 IS TRUE COLLATE NOCASE;
+
+-- case: columns of a FROM subquery keep their collation
+CREATE TABLE t1(d COLLATE NOCASE, e REAL);
+INSERT INTO t1 VALUES ('a', -0.0), ('Ab ', 0), ('B', NULL);
+SELECT d FROM (SELECT * FROM t1) AS t1 ORDER BY 1;
+SELECT d FROM (SELECT * FROM t1) ORDER BY d;
+SELECT min(' ', d), d = 'A' FROM (SELECT * FROM t1);
+SELECT x FROM (SELECT lower(d) AS x FROM t1) ORDER BY 1;
+
+-- case: negative zero
+CREATE TABLE t(e REAL, f, g INT);
+INSERT INTO t VALUES (-0.0, -0.0, -0.0), (0, 0.0, 0);
+SELECT e, f, g, CAST(e AS FLOAT), -e, e + 0, e * 1 FROM t;
+SELECT DISTINCT e FROM t;
+SELECT DISTINCT f FROM t;
+SELECT e, count(*) FROM t GROUP BY e;
+SELECT f, count(*) FROM t GROUP BY f;
+SELECT sum(f), total(f), min(f), max(f), avg(f) FROM t;
+SELECT CAST('-0' AS REAL), CAST('-0.0' AS REAL), CAST(-0.0 AS TEXT), -0.0 || '';
+
+-- case: an explicit COLLATE reaches the expressions above it
+CREATE TABLE t(b);
+INSERT INTO t VALUES ('a '), ('A'), ('B');
+SELECT ('' || (b COLLATE RTRIM)) = 'a', trim(b COLLATE NOCASE) = 'a', (b COLLATE NOCASE) || '' = 'A ' FROM t;
+SELECT CASE WHEN 1 THEN b COLLATE NOCASE END = 'A ', (trim('' || (b COLLATE RTRIM), b) >= ' ') FROM t;
+SELECT upper(b COLLATE NOCASE) AS u FROM t ORDER BY lower(b COLLATE RTRIM) DESC;
+SELECT DISTINCT lower(b) COLLATE NOCASE FROM t ORDER BY 1;
+
+-- case: an ON CONFLICT target is checked first; DO UPDATE always ABORTs
+CREATE TABLE t2(a UNIQUE, b UNIQUE, e);
+INSERT INTO t2 VALUES (1, 'x', 0), (2, 'y', 0);
+INSERT INTO t2 VALUES (1, 'y', 5) ON CONFLICT(b) DO UPDATE SET e = 9 RETURNING *;
+INSERT INTO t2 VALUES (2, 'x', 5) ON CONFLICT(a) DO UPDATE SET e = 7 RETURNING *;
+INSERT INTO t2 VALUES (2, 'x', 5) ON CONFLICT(b) DO NOTHING ON CONFLICT(a) DO UPDATE SET e = 8;
+SELECT * FROM t2;
+INSERT OR IGNORE INTO t2 VALUES (1, 'z', 3) ON CONFLICT(a) DO UPDATE SET b = 'y';
+INSERT OR REPLACE INTO t2 VALUES (1, 'z', 3) ON CONFLICT(a) DO UPDATE SET b = 'y';
+SELECT * FROM t2;
+
+-- case: an IN (subquery) result has no affinity of its own
+CREATE TABLE t1(d VARCHAR(10), e);
+INSERT INTO t1 VALUES ('%', 1), ('2', 2), (NULL, 3);
+SELECT d, d > (e NOT IN (SELECT rowid FROM t1)), d > (e IN (SELECT 5)) FROM t1;
+SELECT (e IN (SELECT d FROM t1)), ('2' IN (SELECT e FROM t1)), (2 IN (SELECT d FROM t1)) FROM t1;
+
+-- case: constant calls of a WHERE or HAVING run before the first row
+CREATE TABLE t(a);
+SELECT a FROM t WHERE abs(-9223372036854775808);
+SELECT a FROM t WHERE a = 1 AND abs(-9223372036854775808) > a;
+UPDATE t SET a = 1 WHERE CASE WHEN abs(-9223372036854775808) THEN 1 ELSE 0 END;
+SELECT count(*) FROM t GROUP BY a HAVING abs(-9223372036854775808);
+SELECT a FROM t WHERE 'a' LIKE 'b' ESCAPE 'xy';
+INSERT INTO t VALUES (1);
+SELECT a FROM t WHERE CASE WHEN a = 5 THEN abs(-9223372036854775808) END;
+SELECT a FROM t WHERE ifnull(a, abs(-9223372036854775808) + 1);
+SELECT a FROM t WHERE a > coalesce(a, abs(-9223372036854775808));
+SELECT a FROM t WHERE CASE WHEN 0 THEN abs(-9223372036854775808) ELSE 1 END;
+SELECT a FROM t WHERE nullif(a, abs(-9223372036854775808));
+DELETE FROM t WHERE a = 7;
+SELECT a FROM t WHERE a = 1 AND abs(-9223372036854775808) > a;
+DELETE FROM t WHERE a = 1 AND abs(-9223372036854775808) > a;
+SELECT a FROM t WHERE substr(abs(-9223372036854775808), a) < a;
+SELECT a FROM t WHERE CASE WHEN abs(-9223372036854775808) = a THEN 1 END;
+SELECT a FROM t WHERE a IS abs(-9223372036854775808);
+
+-- case: IN list items are evaluated in order until one matches
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES (1, NULL);
+SELECT a FROM t WHERE a IN (1, abs(-9223372036854775808));
+SELECT a IN (2, 1, 3, abs(-9223372036854775808)) FROM t;
+SELECT a NOT IN (NULL, 1), a IN (NULL, 2), NULL IN (1, 2), a IN (b, 1), 3 NOT IN (a, b, 7) FROM t;
+
+-- case: EXISTS still resolves its subquery's columns
+CREATE TABLE t1(a);
+SELECT EXISTS (SELECT (SELECT 1 FROM t2) FROM t1);
+SELECT EXISTS (SELECT nosuch FROM t1);
+
+-- case: negative zero through affinities and CAST
+CREATE TABLE t1(e INT, f, g REAL, h TEXT, i NUMERIC);
+INSERT INTO t1 VALUES (-0.0, -0.0, -0.0, -0.0, -0.0);
+SELECT e, f, g, h, i, CAST(e AS REAL), CAST(f AS REAL), CAST(h AS REAL), CAST(i AS REAL) FROM t1;
+SELECT CAST('-0' AS REAL), CAST('-0.0' AS NUMERIC), CAST(-0.0 AS INT), -0.0 + 0, 0 - 0.0 FROM t1;
+
+-- case: REAL -2^63 and INTEGER -2^63 are the same UNIQUE key
+CREATE TABLE t(d NUMERIC UNIQUE);
+INSERT INTO t VALUES (CAST(-9223372036854775808 AS REAL));
+INSERT OR IGNORE INTO t VALUES (-9223372036854775808), (9223372036854775807), (9223372036854775807.0);
+SELECT rowid, d FROM t;
+SELECT -9223372036854775808 = CAST(-9223372036854775808 AS REAL), d IN (-9223372036854775808) FROM t;
+
+-- case: COLLATE over a comparison does not change the comparison
+SELECT ('b' | (('BAz' <= 'a%b') COLLATE NOCASE)), (('BAz' <= 'a%b') COLLATE NOCASE);
+SELECT ('a' = 'A') COLLATE NOCASE, ('a' = 'A' COLLATE NOCASE), (1 < 2) COLLATE RTRIM = 1;
+
+-- case: a query stops testing rows at its LIMIT (EXISTS and scalar: 1)
+CREATE TABLE t(a);
+INSERT INTO t VALUES (5), (7), (-9223372036854775808), (3);
+SELECT EXISTS (SELECT 1 FROM t WHERE abs(a));
+SELECT a FROM t WHERE abs(a) LIMIT 1;
+SELECT a FROM t WHERE abs(a) LIMIT 1 OFFSET 1;
+SELECT EXISTS (SELECT 1 FROM t WHERE a > 100), EXISTS (SELECT 1 FROM t WHERE a > 0 LIMIT 0);
+SELECT (SELECT a FROM t WHERE abs(a) > 1), (SELECT max(a) FROM t), (SELECT a FROM t WHERE a > 6);
+SELECT a FROM t WHERE a IN (SELECT a FROM t WHERE abs(a) < 6);
+
+-- case: f(*) is f with no argument; only count(*) is an aggregate so
+CREATE TABLE t(a);
+INSERT INTO t VALUES (1), (2);
+SELECT sum(*) FROM t;
+SELECT max(*);
+SELECT abs(*) FROM t;
+SELECT count(*), count(*) FILTER (WHERE a > 1), typeof(random(*)) FROM t;
+
+-- case: a runtime error keeps earlier rows in a transaction under OR FAIL
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (7, 9), (17, 0), (20, 'x'), (30, 5);
+UPDATE OR IGNORE t SET a = b;
+SELECT rowid, * FROM t;
+BEGIN;
+UPDATE t SET a = b;
+SELECT rowid, * FROM t;
+UPDATE OR IGNORE t SET a = b;
+SELECT rowid, * FROM t;
+UPDATE OR FAIL t SET a = b + 100;
+UPDATE OR ROLLBACK t SET a = b + 200;
+SELECT rowid, * FROM t;
+INSERT OR REPLACE INTO t SELECT b, a FROM t ORDER BY rowid;
+SELECT rowid, * FROM t;
+COMMIT;
+SELECT rowid, * FROM t;

@@ -211,11 +211,22 @@ static int class_rank(int type)
     return rank[type];
 }
 
+static double value_number(const struct dt_value *v)
+{
+    return v->type == SQLITE_INTEGER ? (double)v->i : v->r;
+}
+
 /* A total order used only to sort rows for multiset comparison. */
 static int value_cmp_exact(const struct dt_value *a, const struct dt_value *b)
 {
     int n;
 
+    /* Numbers sort by value first, so that an INTEGER and a REAL that
+     * SQLite's IntReal quirk swapped still pair up. */
+    if (class_rank(a->type) == 1 && class_rank(b->type) == 1 &&
+        value_number(a) != value_number(b)) {
+        return value_number(a) < value_number(b) ? -1 : 1;
+    }
     if (a->type != b->type) {
         return a->type < b->type ? -1 : 1;
     }
@@ -240,11 +251,6 @@ static bool value_same(const struct dt_value *a, const struct dt_value *b)
         return true;
     }
     return value_cmp_exact(a, b) == 0;
-}
-
-static double value_number(const struct dt_value *v)
-{
-    return v->type == SQLITE_INTEGER ? (double)v->i : v->r;
 }
 
 /* Folds text as the loosest collation would: ASCII case and trailing
@@ -324,6 +330,8 @@ static void rows_sort(struct dt_result *r, int first, int count)
     qsort(rows, (size_t)count, row_size, row_cmp);
 }
 
+static void value_print(const struct dt_value *v, struct dt_buf *out);
+
 /* Whether value a (ours) is acceptable where SQLite gave b. */
 static bool value_accepted(const struct dt_stmt *s, const struct dt_value *a,
                            const struct dt_value *b)
@@ -353,7 +361,15 @@ static bool rows_equal(const struct dt_stmt *s, const struct dt_result *ours,
         const struct dt_value *b = &lite->values[row * n + c];
 
         if (!value_accepted(s, a, b)) {
-            snprintf(why, why_size, "row %d column %d differs", row, c);
+            struct dt_buf text;
+
+            dt_buf_init(&text);
+            value_print(b, &text);
+            dt_buf_add(&text, " vs ");
+            value_print(a, &text);
+            snprintf(why, why_size, "row %d column %d: sqlite %s", row, c,
+                     text.data);
+            dt_buf_free(&text);
             return false;
         }
     }
