@@ -30,6 +30,7 @@
 #define DT_TABLES_MAX 3
 #define DT_COLUMNS_MAX 6
 #define DT_REPORT_MAX 3000 /* mismatches printed in full per run */
+#define DT_KNOWN_MAX 256   /* open known cases difftest_known.txt may list */
 
 /* A growable NUL-terminated string. */
 struct dt_buf {
