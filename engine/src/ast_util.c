@@ -2,7 +2,9 @@
  *
  * ast_util.c: questions the planner asks of parse trees: are two
  * expressions the same (sqlite3ExprCompare: GROUP BY keys and aggregates
- * written twice are matched this way), and does one hold an aggregate.
+ * written twice are matched this way), does one hold an aggregate, and is
+ * one constant or made of GROUP BY terms (the HAVING terms that move to
+ * the WHERE).
  */
 #include <string.h>
 #include <strings.h>
@@ -186,4 +188,105 @@ size_t engine__ast_count_aggregates(const struct ast_expr *ast)
 bool engine__ast_has_aggregate(const struct ast_expr *ast)
 {
     return engine__ast_count_aggregates(ast) > 0;
+}
+
+static bool list_constant_or_group_by(const struct ast_expr_list *list,
+                                      const struct ast_expr_list *group_by,
+                                      const bool *binary)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        if (!engine__ast_constant_or_group_by(list->items[i], group_by,
+                                              binary)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool function_constant_or_group_by(const struct ast_expr *ast,
+                                          const struct ast_expr_list *group_by,
+                                          const bool *binary)
+{
+    const char *name = ast->u.function.name;
+    const struct engine_scalar_def *def;
+
+    if (function_is_aggregate(ast)) {
+        return false;
+    }
+    def = engine__scalar_lookup(name, strlen(name));
+    return def != NULL && def->deterministic &&
+           list_constant_or_group_by(&ast->u.function.args, group_by, binary);
+}
+
+static bool three_constant_or_group_by(const struct ast_expr *a,
+                                       const struct ast_expr *b,
+                                       const struct ast_expr *c,
+                                       const struct ast_expr_list *group_by,
+                                       const bool *binary)
+{
+    return engine__ast_constant_or_group_by(a, group_by, binary) &&
+           engine__ast_constant_or_group_by(b, group_by, binary) &&
+           engine__ast_constant_or_group_by(c, group_by, binary);
+}
+
+/* sqlite3ExprIsConstantOrGroupBy() (expr.c): a subexpression equal to a
+ * GROUP BY term whose collation is BINARY counts as constant; otherwise a
+ * column, a subquery, an aggregate or a non-deterministic function makes
+ * the expression variable. */
+bool engine__ast_constant_or_group_by(const struct ast_expr *ast,
+                                      const struct ast_expr_list *group_by,
+                                      const bool *binary)
+{
+    if (ast == NULL) {
+        return true;
+    }
+    for (size_t i = 0; i < group_by->count; i++) {
+        if (binary[i] && engine__ast_equal(ast, group_by->items[i])) {
+            return true;
+        }
+    }
+    switch (ast->kind) {
+    case AST_LITERAL:
+    case AST_BOOLEAN:
+    case AST_PARAMETER:
+        return true;
+    case AST_UNARY:
+    case AST_IS_NULL:
+    case AST_NOT_NULL:
+        return engine__ast_constant_or_group_by(ast->u.unary.operand, group_by,
+                                                binary);
+    case AST_BINARY:
+        return three_constant_or_group_by(
+            ast->u.binary.left, ast->u.binary.right, NULL, group_by, binary);
+    case AST_COLLATE:
+        return engine__ast_constant_or_group_by(ast->u.collate.operand,
+                                                group_by, binary);
+    case AST_CAST:
+        return engine__ast_constant_or_group_by(ast->u.cast.operand, group_by,
+                                                binary);
+    case AST_CASE:
+        return three_constant_or_group_by(ast->u.case_.operand,
+                                          ast->u.case_.else_, NULL, group_by,
+                                          binary) &&
+               list_constant_or_group_by(&ast->u.case_.whens, group_by,
+                                         binary) &&
+               list_constant_or_group_by(&ast->u.case_.thens, group_by, binary);
+    case AST_BETWEEN:
+        return three_constant_or_group_by(
+            ast->u.between.operand, ast->u.between.low, ast->u.between.high,
+            group_by, binary);
+    case AST_LIKE:
+        return three_constant_or_group_by(ast->u.like.operand,
+                                          ast->u.like.pattern,
+                                          ast->u.like.escape, group_by, binary);
+    case AST_IN_LIST:
+        return engine__ast_constant_or_group_by(ast->u.in_list.operand,
+                                                group_by, binary) &&
+               list_constant_or_group_by(&ast->u.in_list.items, group_by,
+                                         binary);
+    case AST_FUNCTION:
+        return function_constant_or_group_by(ast, group_by, binary);
+    default: /* columns and subqueries */
+        return false;
+    }
 }

@@ -47,6 +47,7 @@ struct engine_dml {
     size_t assignment_count;
     /* RETURNING */
     struct engine_expr **returning;
+    bool *returning_realify; /* per column: an INTEGER result becomes REAL */
     size_t returning_count;
     /* the one-row batch row expressions read */
     struct engine_batch row;

@@ -127,6 +127,32 @@ static int compile_defaults_and_checks(struct engine_stmt *stmt,
     return rc;
 }
 
+/* SQLite 3.40's codeReturningTrigger() (trigger.c) applies OP_RealAffinity
+ * to each RETURNING value whose sqlite3ExprAffinity() is REAL. A column of
+ * the table there is a TK_REGISTER whose resolver (resolve.c lookupName,
+ * bReturning) leaves iColumn unset, 0, so every column reference, the
+ * rowid too, takes the affinity of the table's first column: when that is
+ * REAL, an INTEGER value of any column is returned as REAL. */
+static int returning_affinities(struct engine_stmt *stmt,
+                                struct engine_dml *dml)
+{
+    bool first_is_real =
+        dml->table->column_count > 0 &&
+        dml->table->columns[0].affinity == ENGINE_AFFINITY_REAL;
+
+    dml->returning_realify = engine__plan_alloc(stmt, dml->returning_count + 1);
+    if (dml->returning_realify == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < dml->returning_count; i++) {
+        const struct engine_expr *e = dml->returning[i];
+
+        dml->returning_realify[i] =
+            first_is_real && e->op == ENGINE_EXPR_COLUMN && e->has_affinity;
+    }
+    return 0;
+}
+
 static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
                           const struct ast_returning *returning)
 {
@@ -175,7 +201,7 @@ static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     dml->returning_count = n;
     stmt->column_count = (int)n;
-    return 0;
+    return returning_affinities(stmt, dml);
 }
 
 static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,

@@ -357,6 +357,11 @@ static int add_returning(struct dml_run *run)
     for (size_t c = 0; c < width; c++) {
         int rc = engine__dml_eval(run, run->dml->returning[c], &row[c]);
 
+        if (rc == 0 && run->dml->returning_realify[c] &&
+            row[c].type == ENGINE_INTEGER) {
+            row[c] = engine__value_real((double)row[c].u.i);
+        }
+
         if (rc == 0 && engine__dml_keep(&stmt->result_arena, &row[c]) != 0) {
             rc = engine__error(run->exec, COMMON_ENOMEM, "out of memory");
         }

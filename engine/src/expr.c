@@ -650,8 +650,16 @@ static int eval_subquery(struct engine_expr *expr, struct engine_eval *eval,
 {
     const struct engine_vector *vals[1];
     struct engine_vector *out = &expr->result;
-    int rc = run_subquery(expr, eval);
+    int rc;
 
+    /* SQLite computes a subquery (OP_Once) the first time a row reaches
+     * its expression: on no row (a FILTER or CASE branch that keeps none)
+     * it never runs, nor raises its errors. */
+    if (batch->selected == 0) {
+        out->kind = ENGINE_VECTOR_VALUES;
+        return 0;
+    }
+    rc = run_subquery(expr, eval);
     if (rc != 0) {
         return rc;
     }

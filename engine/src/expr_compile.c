@@ -651,14 +651,18 @@ static int compile_in_list(struct engine_compile *ctx,
 }
 
 /* Plans a subquery; it must return one column unless it is EXISTS. */
+/* Plans a subquery; *first (if first is not NULL) gets its first result
+ * expression, or NULL for VALUES. */
 static int plan_subquery(struct engine_compile *ctx,
                          const struct ast_select *select, bool one_column,
-                         struct engine_subquery **out)
+                         struct engine_subquery **out,
+                         const struct engine_expr **first)
 {
     struct engine_subquery *subquery =
         engine__plan_alloc(ctx->stmt, sizeof(*subquery));
     struct engine_stmt *stmt = ctx->stmt;
     enum engine_affinity *affinities;
+    struct engine_expr **projected = NULL;
     size_t column_count;
     char count_text[32];
     int rc;
@@ -666,10 +670,13 @@ static int plan_subquery(struct engine_compile *ctx,
     if (subquery == NULL) {
         return oom(ctx);
     }
-    rc = engine__plan_select(stmt, select, &subquery->root, NULL, &affinities,
-                             &column_count);
+    rc = engine__plan_select_projected(stmt, select, &subquery->root,
+                                       &affinities, &projected, &column_count);
     if (rc != 0) {
         return rc;
+    }
+    if (first != NULL) {
+        *first = projected != NULL ? projected[0] : NULL;
     }
     if (one_column && column_count != 1) {
         snprintf(count_text, sizeof(count_text), "%zu", column_count);
@@ -781,6 +788,7 @@ static int compile_subquery(struct engine_compile *ctx,
     struct engine_expr *e = new_expr(ctx, op, is_in ? 1 : 0);
     const struct ast_select *select =
         is_in ? ast->u.in_select.select : ast->u.subquery.select;
+    const struct engine_expr *first = NULL;
     int rc;
 
     if (op == ENGINE_EXPR_SUBQUERY && e != NULL && select->limit == NULL) {
@@ -792,7 +800,7 @@ static int compile_subquery(struct engine_compile *ctx,
         const struct ast_select *one = exists_select(ctx, select);
 
         rc = one != select && one != NULL
-                 ? plan_subquery(ctx, select, false, &e->u.subquery)
+                 ? plan_subquery(ctx, select, false, &e->u.subquery, NULL)
                  : 0;
         if (rc != 0) {
             *out = e;
@@ -803,11 +811,18 @@ static int compile_subquery(struct engine_compile *ctx,
     if (e == NULL || select == NULL) {
         return oom(ctx);
     }
-    rc = plan_subquery(ctx, select, op != ENGINE_EXPR_EXISTS, &e->u.subquery);
+    rc = plan_subquery(ctx, select, op != ENGINE_EXPR_EXISTS, &e->u.subquery,
+                       &first);
     if (rc == 0 && is_in) {
         e->negated = ast->u.in_select.negated;
         e->u.subquery->is_set = true;
         rc = compile(ctx, ast->u.in_select.operand, &e->args[0]);
+    }
+    /* "x IN (SELECT y ...)" compares under sqlite3BinaryCompareCollSeq(x,
+     * y) (sqlite3CodeRhsOfIN's key): x's collation, else y's, so a column
+     * y's own collation counts when x has none. */
+    if (rc == 0 && is_in && first != NULL) {
+        e->collation = engine__binary_collation(e->args[0], first);
     }
     if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
         e->affinity = e->u.subquery->affinity;

@@ -172,6 +172,60 @@ static int eval_list(struct engine_expr **exprs, size_t count,
     return 0;
 }
 
+/* The rows of in whose FILTER value is true, as a batch over the same
+ * columns; NULL on out of memory. */
+static struct engine_batch *filtered_batch(struct engine_op *op,
+                                           const struct engine_batch *in,
+                                           const struct engine_vector *filter)
+{
+    struct engine_batch *b = engine__arena_alloc(&op->arena, sizeof(*b));
+    uint32_t *rows =
+        engine__arena_alloc(&op->arena, (in->selected + 1) * sizeof(*rows));
+    uint32_t n = 0;
+
+    if (b == NULL || rows == NULL) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < in->selected; i++) {
+        uint32_t row = engine__batch_row(in, i);
+        struct engine_value truth = engine__vector_get(filter, row);
+
+        if (engine__value_truth(&truth) == 1) {
+            rows[n++] = row;
+        }
+    }
+    *b = *in;
+    b->selection = rows;
+    b->selected = n;
+    return b;
+}
+
+/* Evaluates aggregate i's FILTER, then its arguments on the rows the
+ * FILTER keeps only: SQLite tests the FILTER first and jumps over the
+ * arguments' code (select.c updateAccumulator(), OP_IfNot), so a row
+ * filtered out never evaluates them (nor raises their errors). */
+static int eval_spec(struct engine_op *op, struct engine_eval *eval,
+                     const struct engine_batch *in,
+                     const struct engine_aggregate_spec *spec,
+                     struct batch_inputs *v, size_t i)
+{
+    const struct engine_batch *rows = in;
+    int rc = 0;
+
+    v->filters[i] = NULL;
+    if (spec->filter != NULL) {
+        rc = engine__expr_eval(spec->filter, eval, in, &v->filters[i]);
+        if (rc != 0) {
+            return rc;
+        }
+        rows = filtered_batch(op, in, v->filters[i]);
+        if (rows == NULL) {
+            return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
+        }
+    }
+    return eval_list(spec->args, spec->arg_count, eval, rows, v->args[i]);
+}
+
 static int eval_inputs(struct engine_op *op, struct engine_eval *eval,
                        const struct engine_batch *in, struct batch_inputs *v)
 {
@@ -196,11 +250,7 @@ static int eval_inputs(struct engine_op *op, struct engine_eval *eval,
         if (v->args[i] == NULL) {
             return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
         }
-        rc = eval_list(spec->args, spec->arg_count, eval, in, v->args[i]);
-        v->filters[i] = NULL;
-        if (rc == 0 && spec->filter != NULL) {
-            rc = engine__expr_eval(spec->filter, eval, in, &v->filters[i]);
-        }
+        rc = eval_spec(op, eval, in, spec, v, i);
     }
     if (rc == 0) {
         rc = eval_list(s->bare, s->bare_count, eval, in, v->bare);

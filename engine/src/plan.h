@@ -72,6 +72,11 @@ bool engine__ast_equal(const struct ast_expr *a, const struct ast_expr *b);
 
 /* Whether ast contains an aggregate function call, and how many. */
 bool engine__ast_has_aggregate(const struct ast_expr *ast);
+/* Constant, or built of GROUP BY terms whose binary[i] is set (their
+ * collation is BINARY): sqlite3ExprIsConstantOrGroupBy(). */
+bool engine__ast_constant_or_group_by(const struct ast_expr *ast,
+                                      const struct ast_expr_list *group_by,
+                                      const bool *binary);
 size_t engine__ast_count_aggregates(const struct ast_expr *ast);
 
 /* Allocates n zeroed bytes in the statement's plan arena, or sets the
@@ -86,6 +91,16 @@ int engine__plan_select(struct engine_stmt *stmt,
                         struct engine_op **root, char ***names,
                         enum engine_affinity **affinities,
                         size_t *column_count);
+
+/* engine__plan_select() for a subquery in an expression: also gives the
+ * compiled result expressions (*projected; NULL for VALUES), whose
+ * collations the comparisons against the subquery use. */
+int engine__plan_select_projected(struct engine_stmt *stmt,
+                                  const struct ast_select *select,
+                                  struct engine_op **root,
+                                  enum engine_affinity **affinities,
+                                  struct engine_expr ***projected,
+                                  size_t *column_count);
 
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,

@@ -11,6 +11,10 @@
  *     -> project (result columns, then hidden ORDER BY keys)
  *     -> distinct -> sort -> limit/offset -> project (drop hidden keys)
  *
+ * With GROUP BY, HAVING terms free of aggregates move to the WHERE
+ * (havingToWhere). An aggregate without GROUP BY or DISTINCT has no sort
+ * and takes its LIMIT/OFFSET before the result columns are computed.
+ *
  * Names, ordinals and aliases resolve as SQLite's resolve.c does: an ORDER
  * BY or GROUP BY term that is an integer picks a result column, one that
  * names a result alias uses that column's expression.
@@ -703,6 +707,109 @@ static int begin_aggregation(struct select_plan *plan)
     return plan_group_keys(plan);
 }
 
+/* ExprAlwaysFalse() (sqliteInt.h): an integer literal 0 or FALSE. */
+static bool ast_always_false(const struct ast_expr *ast)
+{
+    return (ast->kind == AST_LITERAL || ast->kind == AST_BOOLEAN) &&
+           ast->u.literal.type == ENGINE_INTEGER && ast->u.literal.u.i == 0;
+}
+
+static struct ast_expr *new_ast(struct select_plan *plan,
+                                const struct ast_expr *like)
+{
+    struct ast_expr *e = engine__plan_alloc(plan->stmt, sizeof(*e));
+
+    if (e != NULL) {
+        e->position = like->position;
+        e->text = like->text;
+    }
+    return e;
+}
+
+/* One step of havingToWhere() over a HAVING tree: an AND is descended,
+ * any other term that is constant or built of BINARY GROUP BY terms (and
+ * not always false) is ANDed onto *where and replaced by the literal 1. */
+static int move_having_term(struct select_plan *plan, struct ast_expr **term,
+                            struct ast_expr **where, const bool *binary)
+{
+    const struct ast_expr_list *group_by = plan->agg->group_by;
+    struct ast_expr *t = *term;
+    struct ast_expr *one;
+    struct ast_expr *and;
+    int rc;
+
+    if (t->kind == AST_BINARY && t->u.binary.op == AST_AND) {
+        struct ast_expr *copy = new_ast(plan, t);
+
+        if (copy == NULL) {
+            return COMMON_ENOMEM;
+        }
+        *copy = *t;
+        *term = copy;
+        rc = move_having_term(plan, &copy->u.binary.left, where, binary);
+        return rc == 0 ? move_having_term(plan, &copy->u.binary.right, where,
+                                          binary)
+                       : rc;
+    }
+    if (ast_always_false(t) ||
+        !engine__ast_constant_or_group_by(t, group_by, binary)) {
+        return 0;
+    }
+    one = new_ast(plan, t);
+    if (one == NULL) {
+        return COMMON_ENOMEM;
+    }
+    one->kind = AST_LITERAL;
+    one->u.literal.type = ENGINE_INTEGER;
+    one->u.literal.u.i = 1;
+    one->text = "1";
+    *term = one;
+    if (*where == NULL) {
+        *where = t;
+        return 0;
+    }
+    and = new_ast(plan, *where);
+    if (and == NULL) {
+        return COMMON_ENOMEM;
+    }
+    and->kind = AST_BINARY;
+    and->u.binary.op = AST_AND;
+    and->u.binary.left = *where;
+    and->u.binary.right = t;
+    *where = and;
+    return 0;
+}
+
+/* havingToWhere() (select.c): with a GROUP BY, each term of the HAVING
+ * that does not depend on the group's aggregates moves to the WHERE, so
+ * it filters rows before grouping; rows it rejects are never aggregated
+ * (an overflowing sum() over them raises nothing). The select is copied:
+ * its WHERE and HAVING are rewritten. */
+static int having_to_where(struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    struct engine_agg_plan *agg = plan->agg;
+    struct ast_select *copy;
+    bool *binary;
+    int rc;
+
+    if (agg == NULL || select->having == NULL || agg->key_count == 0) {
+        return 0;
+    }
+    copy = engine__plan_alloc(plan->stmt, sizeof(*copy));
+    binary = engine__plan_alloc(plan->stmt, agg->key_count);
+    if (copy == NULL || binary == NULL) {
+        return COMMON_ENOMEM;
+    }
+    for (size_t i = 0; i < agg->key_count; i++) {
+        binary[i] = agg->keys[i]->collation == ENGINE_COLLATION_BINARY;
+    }
+    *copy = *select;
+    rc = move_having_term(plan, &copy->having, &copy->where, binary);
+    plan->select = copy;
+    return rc;
+}
+
 /* Adds the aggregate operator, once every expression above it has been
  * compiled (they decide which aggregates and bare columns exist). */
 static int finish_aggregation(struct select_plan *plan)
@@ -954,10 +1061,13 @@ static int plan_logical(struct select_plan *plan)
         rc = expand_results(plan);
     }
     if (rc == 0) {
-        rc = compile_where(plan);
+        rc = begin_aggregation(plan);
     }
     if (rc == 0) {
-        rc = begin_aggregation(plan);
+        rc = having_to_where(plan);
+    }
+    if (rc == 0) {
+        rc = compile_where(plan);
     }
     if (rc == 0) {
         rc = compile_results(plan);
@@ -966,6 +1076,29 @@ static int plan_logical(struct select_plan *plan)
         rc = plan_order_by(plan);
     }
     return rc == 0 ? compile_limit(plan) : rc;
+}
+
+/* An aggregate query without GROUP BY or DISTINCT yields one row at most:
+ * SQLite drops its ORDER BY (select.c, "sSort.pOrderBy = 0" in the
+ * no-GROUP-BY branch) and selectInnerLoop() tests the OFFSET and LIMIT
+ * before computing the result columns, so a row skipped by OFFSET (or
+ * cut by LIMIT 0) never evaluates them, nor the ORDER BY keys. */
+static bool single_row_aggregate(const struct select_plan *plan)
+{
+    return plan->agg != NULL && plan->agg->key_count == 0 &&
+           !plan->select->distinct;
+}
+
+static int plan_single_row_tail(struct select_plan *plan)
+{
+    int rc = plan_limit(plan);
+
+    if (rc != 0) {
+        return rc;
+    }
+    plan->op = engine__op_project(plan->stmt, plan->op, plan->projected,
+                                  plan->result_count);
+    return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
 /* The physical plan: the operators of the logical plan in execution
@@ -992,6 +1125,9 @@ static int plan_physical(struct select_plan *plan)
     if (rc == 0) {
         rc = add_filter(plan, plan->having);
     }
+    if (rc == 0 && single_row_aggregate(plan)) {
+        return plan_single_row_tail(plan);
+    }
     if (rc == 0) {
         plan->op = engine__op_project(plan->stmt, plan->op, plan->projected,
                                       plan->projected_count);
@@ -1013,6 +1149,17 @@ int engine__plan_select(struct engine_stmt *stmt,
                         enum engine_affinity **affinities, size_t *column_count)
 {
     return plan_select_into(stmt, select, root, names, affinities, NULL,
+                            column_count);
+}
+
+int engine__plan_select_projected(struct engine_stmt *stmt,
+                                  const struct ast_select *select,
+                                  struct engine_op **root,
+                                  enum engine_affinity **affinities,
+                                  struct engine_expr ***projected,
+                                  size_t *column_count)
+{
+    return plan_select_into(stmt, select, root, NULL, affinities, projected,
                             column_count);
 }
 

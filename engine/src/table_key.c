@@ -47,6 +47,14 @@ static uint64_t hash_text(const struct engine_value *v,
             c = (uint8_t)(c + ('a' - 'A'));
         }
         h = (h ^ c) * UINT64_C(0x100000001b3);
+        /* NOCASE compares with sqlite3StrNICmp, a C-string routine that
+         * stops at the first NUL: texts of one length that agree up to it
+         * are equal, whatever follows, so only that prefix and the length
+         * may be hashed. */
+        if (collation == ENGINE_COLLATION_NOCASE && c == 0) {
+            h = (h ^ (uint64_t)v->u.s.size) * UINT64_C(0x100000001b3);
+            break;
+        }
     }
     return mix64(h ^ (uint64_t)v->type);
 }

@@ -295,3 +295,53 @@ INSERT OR REPLACE INTO t SELECT b, a FROM t ORDER BY rowid;
 SELECT rowid, * FROM t;
 COMMIT;
 SELECT rowid, * FROM t;
+
+-- case: HAVING terms without aggregates move to the WHERE (havingToWhere)
+CREATE TABLE t(a, b TEXT COLLATE NOCASE);
+INSERT INTO t VALUES (9223372036854775807, 'x'), (9223372036854775807, 'x');
+INSERT INTO t VALUES (1, 'y'), (0, ''), (0, '');
+SELECT a, sum(a) FROM t GROUP BY a HAVING a;
+SELECT a, sum(a) FROM t GROUP BY a HAVING 'A_B';
+SELECT a, sum(a) FROM t GROUP BY a HAVING a < 5 AND count(*) > 0;
+SELECT b, sum(a) FROM t GROUP BY b HAVING b = 'y';
+SELECT a, sum(a) FROM t GROUP BY a HAVING 0;
+
+-- case: an aggregate row skipped by OFFSET computes no result column
+CREATE TABLE t(a INTEGER);
+INSERT INTO t VALUES (9223372036854775807), (1);
+SELECT (SELECT sum(a) FROM t), count(*) FROM t ORDER BY 1 LIMIT 3 OFFSET 1;
+SELECT count(*), (SELECT sum(a) FROM t) FROM t ORDER BY 2 DESC LIMIT 1 OFFSET 2;
+SELECT max(a) FROM t ORDER BY (SELECT sum(a) FROM t) LIMIT 1;
+SELECT DISTINCT count(*) FROM t LIMIT 1 OFFSET 1;
+
+-- case: a FILTER is tested before the aggregate's arguments are computed
+CREATE TABLE t(a INTEGER, d);
+INSERT INTO t VALUES (9223372036854775807, 1), (1, 2);
+SELECT total((SELECT sum(a) FROM t)) FILTER (WHERE d IN ()) FROM t;
+SELECT total(abs(d - 9223372036854775807 - 2)) FILTER (WHERE d > 5) FROM t;
+SELECT total((SELECT sum(a) FROM t)) FILTER (WHERE d > 5) FROM t;
+
+-- case: NOCASE stops at a NUL: equal-length texts equal up to it are equal
+CREATE TABLE t(a TEXT COLLATE NOCASE UNIQUE, b);
+INSERT OR IGNORE INTO t VALUES (char(0, 1, 2), 1), (char(0, 3, 4), 2);
+INSERT OR IGNORE INTO t VALUES (char(65, 0, 9), 3), (char(97, 0, 7), 4);
+INSERT OR IGNORE INTO t VALUES (char(97, 0), 5), (char(98, 0, 7), 6);
+SELECT hex(a), b FROM t ORDER BY b;
+SELECT count(DISTINCT a), count(*) FROM t;
+SELECT count(*) FROM t GROUP BY a COLLATE NOCASE ORDER BY 1;
+
+-- case: x IN (SELECT y) compares under y's collation when x has none
+CREATE TABLE t(a NUMERIC, d TEXT COLLATE RTRIM, e TEXT COLLATE NOCASE);
+INSERT INTO t VALUES (1, '1 ', 'X'), (2, 'b', 'y'), (3, 'B  ', 'x');
+SELECT a, lower(a) IN (SELECT d FROM t), upper(d) IN (SELECT e FROM t) FROM t;
+SELECT a, 'x' IN (SELECT e FROM t), 'x' COLLATE BINARY IN (SELECT e FROM t) FROM t;
+SELECT a, d IN (SELECT e FROM t), 'b' IN (SELECT d FROM t), 'b' IN (VALUES ('b ')) FROM t;
+
+-- case: RETURNING columns take the first column's REAL affinity (3.40)
+CREATE TABLE t(a REAL, b INT, c TEXT, d);
+CREATE TABLE u(b INT, a REAL, d);
+INSERT INTO t VALUES (1, 2, '3', 4) RETURNING a, b, c, d, rowid, d + 0, +b;
+UPDATE t SET d = 5 RETURNING a, b, c, d, rowid, -b, b COLLATE NOCASE;
+INSERT INTO u VALUES (2, 1, 4) RETURNING a, b, d, rowid;
+DELETE FROM u RETURNING a, b, d, rowid;
+DELETE FROM t RETURNING *, typeof(b);
