@@ -95,6 +95,8 @@ struct ast_expr {
     size_t position;  /* byte offset of the node's first token */
     const char *text; /* the node's SQL text, exactly as written; for naming
                          result columns ("a+1", "count(*)") */
+    bool is_false;    /* an AND the parser folded to the integer 0 because
+                         an operand is the literal 0 (see infix_parse) */
     union {
         struct engine_value literal; /* text/blob bytes in the arena */
         struct {

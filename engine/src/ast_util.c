@@ -290,3 +290,91 @@ bool engine__ast_constant_or_group_by(const struct ast_expr *ast,
         return false;
     }
 }
+
+static bool list_any(const struct ast_expr_list *list,
+                     bool (*test)(const struct ast_expr *, const void *),
+                     const void *arg)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        if (engine__ast_any(list->items[i], test, arg)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool any3(const struct ast_expr *a, const struct ast_expr *b,
+                 const struct ast_expr *c,
+                 bool (*test)(const struct ast_expr *, const void *),
+                 const void *arg)
+{
+    return engine__ast_any(a, test, arg) || engine__ast_any(b, test, arg) ||
+           engine__ast_any(c, test, arg);
+}
+
+static bool children_any(const struct ast_expr *ast,
+                         bool (*test)(const struct ast_expr *, const void *),
+                         const void *arg)
+{
+    switch (ast->kind) {
+    case AST_UNARY:
+    case AST_IS_NULL:
+    case AST_NOT_NULL:
+        return engine__ast_any(ast->u.unary.operand, test, arg);
+    case AST_BINARY:
+        return any3(ast->u.binary.left, ast->u.binary.right, NULL, test, arg);
+    case AST_COLLATE:
+        return engine__ast_any(ast->u.collate.operand, test, arg);
+    case AST_CAST:
+        return engine__ast_any(ast->u.cast.operand, test, arg);
+    case AST_CASE:
+        return any3(ast->u.case_.operand, ast->u.case_.else_, NULL, test,
+                    arg) ||
+               list_any(&ast->u.case_.whens, test, arg) ||
+               list_any(&ast->u.case_.thens, test, arg);
+    case AST_BETWEEN:
+        return any3(ast->u.between.operand, ast->u.between.low,
+                    ast->u.between.high, test, arg);
+    case AST_LIKE:
+        return any3(ast->u.like.operand, ast->u.like.pattern,
+                    ast->u.like.escape, test, arg);
+    case AST_IN_LIST:
+        return engine__ast_any(ast->u.in_list.operand, test, arg) ||
+               list_any(&ast->u.in_list.items, test, arg);
+    case AST_IN_SELECT:
+        return engine__ast_any(ast->u.in_select.operand, test, arg);
+    case AST_FUNCTION:
+        return engine__ast_any(ast->u.function.filter, test, arg) ||
+               list_any(&ast->u.function.args, test, arg);
+    default:
+        return false;
+    }
+}
+
+bool engine__ast_any(const struct ast_expr *ast,
+                     bool (*test)(const struct ast_expr *, const void *),
+                     const void *arg)
+{
+    return ast != NULL && (test(ast, arg) || children_any(ast, test, arg));
+}
+
+static bool is_called_function(const struct ast_expr *ast, const void *unused)
+{
+    const char *name;
+
+    (void)unused;
+    if (ast->kind == AST_LIKE) {
+        return true;
+    }
+    if (ast->kind != AST_FUNCTION) {
+        return false;
+    }
+    name = ast->u.function.name;
+    return strcasecmp(name, "coalesce") != 0 &&
+           strcasecmp(name, "ifnull") != 0 && strcasecmp(name, "iif") != 0;
+}
+
+bool engine__ast_calls_function(const struct ast_expr *ast)
+{
+    return engine__ast_any(ast, is_called_function, NULL);
+}

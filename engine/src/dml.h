@@ -43,15 +43,27 @@ struct engine_dml {
     size_t upsert_count;
     /* UPDATE and DELETE */
     struct engine_op *matches; /* scan + WHERE; the rowid is the last column */
+    /* A DELETE without RETURNING whose WHERE holds a live IN (in_live.c):
+     * SQLite deletes in one pass, each row as soon as its WHERE passes, so
+     * later rows see the earlier deletions. The scan of every row and the
+     * WHERE as a row expression; both NULL otherwise. */
+    struct engine_op *one_pass_scan;
+    struct engine_expr *one_pass_where;
     struct dml_assignment *assignments;
     size_t assignment_count;
     /* RETURNING */
     struct engine_expr **returning;
     bool *returning_realify; /* per column: an INTEGER result becomes REAL */
     size_t returning_count;
+    bool may_abort; /* has a statement journal (dml_abort.c) */
     /* the one-row batch row expressions read */
     struct engine_batch row;
 };
+
+/* Whether SQLite would give the statement a statement journal
+ * (dml_abort.c); planned statements keep it in engine_dml.may_abort. */
+bool engine__dml_may_abort(const struct engine_stmt *stmt,
+                           const struct engine_dml *dml);
 
 /* Allocates dml->row, the one-row batch (dml_exec.c). */
 int engine__dml_init_row(struct engine_stmt *stmt, struct engine_dml *dml);

@@ -200,13 +200,45 @@ static int run_insert(struct dml_run *run)
     return rc;
 }
 
+/* A one-pass DELETE (engine_dml.one_pass_where): every rowid, then each
+ * row in rowid order, deleted as soon as its WHERE passes. */
+static int run_one_pass(struct dml_run *run)
+{
+    struct engine_dml *dml = run->dml;
+    struct engine_value *rowids = NULL;
+    size_t count = 0;
+    int rc = collect(run, dml->one_pass_scan, 1, &rowids, &count);
+
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
+        bool passes = false;
+
+        if (slot < 0) {
+            continue;
+        }
+        engine__arena_reset(&run->row_arena);
+        rc = engine__dml_row_passes(run, (size_t)slot, dml->one_pass_where,
+                                    &passes);
+        if (rc == 0 && passes) {
+            rc = engine__dml_delete_matched(run, (size_t)slot);
+        }
+    }
+    common_free(rowids);
+    return rc;
+}
+
 /* UPDATE and DELETE: every matched rowid, then each row in turn. */
 static int run_matched(struct dml_run *run)
 {
     struct engine_dml *dml = run->dml;
     struct engine_value *rowids = NULL;
     size_t count = 0;
-    int rc = collect(run, dml->matches, 1, &rowids, &count);
+    int rc;
+
+    if (dml->one_pass_where != NULL) {
+        return run_one_pass(run);
+    }
+    rc = collect(run, dml->matches, 1, &rowids, &count);
 
     for (size_t i = 0; rc == 0 && i < count; i++) {
         ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
@@ -228,21 +260,16 @@ static int run_matched(struct dml_run *run)
 }
 
 /* How an error that is no constraint's (a datatype mismatch, a function's
- * error) ends the statement. SQLite keeps a statement journal only for a
- * statement that may ABORT (sqlite3MayAbort), which a statement-level OR
- * FAIL, IGNORE, REPLACE or ROLLBACK rules out: inside a transaction the
- * rows changed before the error then stay, and the transaction goes on.
- * In autocommit sqlite3VdbeHalt rolls the whole statement back. */
+ * error) ends the statement: in autocommit sqlite3VdbeHalt rolls the whole
+ * statement back; inside a transaction only a statement with a statement
+ * journal is undone (engine_dml.may_abort), and otherwise the rows it
+ * changed before the error stay and the transaction goes on. */
 static enum ast_conflict runtime_error_mode(const struct dml_run *run)
 {
-    enum ast_conflict mode = run->dml->conflict;
-
-    if (run->db->in_transaction &&
-        (mode == AST_CONFLICT_FAIL || mode == AST_CONFLICT_IGNORE ||
-         mode == AST_CONFLICT_REPLACE || mode == AST_CONFLICT_ROLLBACK)) {
-        return AST_CONFLICT_FAIL;
+    if (!run->db->in_transaction || run->dml->may_abort) {
+        return AST_CONFLICT_ABORT;
     }
-    return AST_CONFLICT_ABORT;
+    return AST_CONFLICT_FAIL;
 }
 
 /* Settles the statement: commit (autocommit), or undo per the failed

@@ -50,6 +50,10 @@ int engine__dml_delete_row(struct dml_run *run, size_t slot);
 /* Deletes a row a DELETE matched: RETURNING, then counted. */
 int engine__dml_delete_matched(struct dml_run *run, size_t slot);
 
+/* Whether the live row at slot passes where (true, not false or NULL). */
+int engine__dml_row_passes(struct dml_run *run, size_t slot,
+                           struct engine_expr *where, bool *passes);
+
 /* dml_row.c's "nothing done, no error" outcome (IGNORE, DO NOTHING). */
 #define ENGINE__DML_ROW_SKIPPED 1
 

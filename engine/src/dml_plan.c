@@ -25,12 +25,6 @@ static int dml_error(struct engine_stmt *stmt, const char *format, ...)
     return engine__db_error(stmt->db, ENGINE_ESQL, "%s", message);
 }
 
-static bool is_rowid_name(const char *name)
-{
-    return strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
-           strcasecmp(name, "_rowid_") == 0;
-}
-
 /* The table column of name, SIZE_MAX for the rowid, or an error. */
 static int resolve_target(struct engine_stmt *stmt, struct engine_dml *dml,
                           const char *name, size_t *out)
@@ -42,7 +36,7 @@ static int resolve_target(struct engine_stmt *stmt, struct engine_dml *dml,
                                                             : (size_t)column;
         return 0;
     }
-    if (is_rowid_name(name)) {
+    if (engine__table_is_rowid_name(name)) {
         *out = SIZE_MAX;
         return 0;
     }
@@ -77,6 +71,10 @@ static int dml_scope(struct engine_stmt *stmt, struct engine_dml *dml,
         columns[n + 1 + i] = columns[i];
         columns[n + 1 + i].table = "excluded";
         columns[n + 1 + i].qualified_only = true;
+        columns[n + 1 + i].untyped = true;
+        columns[n + 1 + i].affinity = ENGINE_AFFINITY_BLOB;
+        columns[n + 1 + i].collation = ENGINE_COLLATION_BINARY;
+        columns[n + 1 + i].has_collation = false;
     }
     dml->scope.columns = columns;
     dml->scope.column_count = 2 * n + 1;
@@ -125,6 +123,76 @@ static int compile_defaults_and_checks(struct engine_stmt *stmt,
     }
     dml->check_count = table->check_count;
     return rc;
+}
+
+/* Whether a column the expression reads is one the UPDATE assigns;
+ * sqlite3ExprReferencesUpdatedColumn (update.c) counts a rowid read when
+ * the rowid changes. */
+static bool reads_assigned(const struct ast_expr *ast, const void *arg)
+{
+    const struct engine_dml *dml = arg;
+    const struct engine_table *table = dml->table;
+
+    if (ast->kind != AST_COLUMN) {
+        return false;
+    }
+    for (size_t i = 0; i < dml->assignment_count; i++) {
+        size_t column = dml->assignments[i].column;
+        bool rowid =
+            column == SIZE_MAX || (ptrdiff_t)column == table->rowid_alias;
+
+        if (rowid &&
+            (engine__table_is_rowid_name(ast->u.column.name) ||
+             (table->rowid_alias >= 0 &&
+              strcasecmp(ast->u.column.name,
+                         table->columns[table->rowid_alias].name) == 0))) {
+            return true;
+        }
+        if (column != SIZE_MAX &&
+            strcasecmp(ast->u.column.name, table->columns[column].name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool insert_targets(const struct engine_dml *dml, size_t column)
+{
+    for (size_t i = 0; i < dml->target_count; i++) {
+        if (dml->targets[i] == column) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Keeps the CHECKs SQLite codes for the statement: an UPDATE tests only
+ * those that read an assigned column (update.c), an INSERT all of them.
+ * Whether those, the statement's own expressions, or the DEFAULTs an
+ * INSERT is not given call a function decides calls_function. */
+static void keep_coded_constraints(struct engine_stmt *stmt,
+                                   struct engine_dml *dml)
+{
+    const struct engine_table *table = dml->table;
+    size_t kept = 0;
+
+    for (size_t i = 0; i < dml->check_count; i++) {
+        if (dml->kind == AST_STMT_UPDATE &&
+            !engine__ast_any(table->checks[i], reads_assigned, dml)) {
+            continue;
+        }
+        stmt->calls_function |= engine__ast_calls_function(table->checks[i]);
+        dml->checks[kept] = dml->checks[i];
+        dml->check_names[kept++] = dml->check_names[i];
+    }
+    dml->check_count = kept;
+    for (size_t c = 0; dml->kind == AST_STMT_INSERT && c < table->column_count;
+         c++) {
+        if (!insert_targets(dml, c)) {
+            stmt->calls_function |=
+                engine__ast_calls_function(table->columns[c].default_value);
+        }
+    }
 }
 
 /* SQLite 3.40's codeReturningTrigger() (trigger.c) applies OP_RealAffinity
@@ -238,6 +306,17 @@ static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
 }
 
 /* Scan + WHERE over the table: the rows an UPDATE or DELETE touches. */
+/* Whether a subquery planned since the first `since` is a live IN. */
+static bool has_live_subquery(const struct engine_stmt *stmt, size_t since)
+{
+    for (size_t i = since; i < stmt->subquery_count; i++) {
+        if (stmt->subqueries[i]->live_table != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
                         const struct ast_expr *where)
 {
@@ -246,6 +325,7 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
         engine__plan_alloc(stmt, (table->column_count + 1) * sizeof(*columns));
     struct engine_compile ctx;
     struct engine_expr *predicate;
+    size_t subqueries_before;
     int rc;
 
     if (columns == NULL) {
@@ -262,11 +342,18 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     compile_context(stmt, dml, &ctx, true);
     ctx.clause = "WHERE";
+    subqueries_before = stmt->subquery_count;
     rc = engine__compile_expr(&ctx, where, &predicate);
     if (rc != 0) {
         return rc;
     }
     engine__expr_mark_condition(predicate);
+    if (dml->kind == AST_STMT_DELETE &&
+        stmt->ast->u.delete_.returning.columns == NULL &&
+        has_live_subquery(stmt, subqueries_before)) {
+        dml->one_pass_scan = dml->matches;
+        dml->one_pass_where = predicate;
+    }
     dml->matches = engine__op_filter(stmt, dml->matches, predicate);
     return dml->matches == NULL ? COMMON_ENOMEM : 0;
 }
@@ -487,9 +574,14 @@ int engine__plan_dml(struct engine_stmt *stmt)
     rc = dml_scope(stmt, dml, alias, excluded);
     if (rc == 0) {
         rc = compile_defaults_and_checks(stmt, dml);
+        stmt->calls_function = false; /* keep_coded_constraints decides */
     }
     if (rc == 0) {
         rc = plan_by_kind(stmt, dml);
+    }
+    if (rc == 0) {
+        keep_coded_constraints(stmt, dml);
+        dml->may_abort = engine__dml_may_abort(stmt, dml);
     }
     if (rc != 0) {
         return rc == COMMON_ENOMEM

@@ -259,7 +259,7 @@ static enum ast_conflict conflict_mode(struct dml_run *run,
     const struct engine_table *table = run->dml->table;
 
     return resolve(run, conflict->key >= 0 ? table->keys[conflict->key].conflict
-                                           : AST_CONFLICT_DEFAULT);
+                                           : table->rowid_conflict);
 }
 
 /* REPLACE: deletes every conflicting row; else the resolution's outcome. */
@@ -557,20 +557,49 @@ int engine__dml_delete_row(struct dml_run *run, size_t slot)
     return 0;
 }
 
-/* DELETE of one matched row: RETURNING sees it before it goes. */
-int engine__dml_delete_matched(struct dml_run *run, size_t slot)
+/* Loads the row at slot; with keep, its bytes are copied to the row arena
+ * so that the row may go while the batch is still read. */
+static int load_slot(struct dml_run *run, size_t slot, bool keep)
 {
     const struct engine_table *table = run->dml->table;
     struct engine_value values[ENGINE_MAX_COLUMNS + 1];
-    int rc;
 
     for (size_t c = 0; c < table->column_count; c++) {
         values[c] = engine__table_get(table, slot, c);
+        if (keep && engine__dml_keep(&run->row_arena, &values[c]) != 0) {
+            return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
     }
     load_row(run, values, table->rowids[slot], NULL);
-    rc = add_returning(run);
+    return 0;
+}
+
+int engine__dml_row_passes(struct dml_run *run, size_t slot,
+                           struct engine_expr *where, bool *passes)
+{
+    struct engine_value v;
+    int rc;
+
+    rc = load_slot(run, slot, false);
+    if (rc == 0) {
+        rc = engine__dml_eval(run, where, &v);
+    }
+    *passes = rc == 0 && engine__value_truth(&v) == 1;
+    return rc;
+}
+
+/* DELETE of one matched row. RETURNING reads the row as it was, once it
+ * is gone (SQLite codes RETURNING as an AFTER trigger, codeReturningTrigger
+ * in trigger.c): an IN over the table no longer finds it. */
+int engine__dml_delete_matched(struct dml_run *run, size_t slot)
+{
+    int rc = load_slot(run, slot, true);
+
     if (rc == 0) {
         rc = engine__dml_delete_row(run, slot);
+    }
+    if (rc == 0) {
+        rc = add_returning(run);
     }
     if (rc == 0) {
         run->changes++;

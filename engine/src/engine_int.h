@@ -100,8 +100,17 @@ struct engine_subquery {
     struct engine_value *set;  /* IN: distinct values of the first column */
     size_t set_count;
     bool set_has_null;
-    enum engine_affinity affinity; /* applied to values compared with it */
-    struct engine_arena arena;     /* bytes of value and set */
+    enum engine_affinity affinity;   /* applied to values compared with it */
+    enum engine_collation collation; /* IN: the comparison's collation (not
+                                        the IN node's own, which a COLLATE
+                                        around it sets) */
+    struct engine_arena arena;       /* bytes of value and set */
+    /* IN (SELECT c FROM t) that SQLite answers from t or an index on t.c,
+     * t being the table the statement writes: it sees the statement's own
+     * changes, so it runs again whenever t has changed since (see
+     * mark_live_in in expr_compile.c). NULL otherwise. */
+    const struct engine_table *live_table;
+    uint64_t live_changes; /* live_table->change_count when last run */
 };
 
 /* A running statement: what expressions and operators read. */
@@ -144,7 +153,12 @@ struct engine_stmt {
     struct engine_arena result_arena; /* RETURNING and DML result rows */
     struct engine_arena column_arena; /* column_text conversions */
     struct engine_dml *dml;           /* INSERT/UPDATE/DELETE plan */
-    struct engine_value *returning;   /* RETURNING rows, row-major */
+    /* A function call (not one SQLite codes inline: coalesce, ifnull, iif)
+     * or LIKE/GLOB is compiled into the statement. SQLite then keeps a
+     * statement journal (sqlite3VdbeAddFunctionCall calls sqlite3MayAbort),
+     * so a runtime error undoes the statement even under OR FAIL. */
+    bool calls_function;
+    struct engine_value *returning; /* RETURNING rows, row-major */
     size_t returning_count;
     size_t returning_capacity;
     size_t returning_next;              /* next row to hand out */

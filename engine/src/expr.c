@@ -602,10 +602,44 @@ static int run_subquery(struct engine_expr *expr, struct engine_eval *eval)
 {
     struct engine_subquery *subquery = expr->u.subquery;
 
-    if (subquery->evaluated) {
+    if (subquery->evaluated &&
+        (subquery->live_table == NULL ||
+         subquery->live_table->change_count == subquery->live_changes)) {
         return 0;
     }
     return engine__subquery_run(subquery, eval->exec);
+}
+
+/* Whether an IN (SELECT) compares with REAL affinity: one side REAL, the
+ * other with no affinity (sqlite3CompareAffinity in exprINAffinity). */
+static bool in_query_real(const struct engine_expr *lhs,
+                          const struct engine_expr *set)
+{
+    if (lhs->has_affinity && set->has_affinity) {
+        return false;
+    }
+    return (lhs->has_affinity && lhs->affinity == ENGINE_AFFINITY_REAL) ||
+           (set->has_affinity && set->affinity == ENGINE_AFFINITY_REAL);
+}
+
+/* A value as a REAL-affinity key of SQLite's ephemeral IN table: OP_Affinity
+ * and OP_MakeRecord (vdbe.c, 3.40) make text numeric, then keep an integer
+ * that fits in 6 bytes as an integer read as REAL and store a wider one as
+ * the nearest double, so 9007199254740993 IN (SELECT CAST(... AS REAL))
+ * meets 9007199254740992.0. */
+static struct engine_value real_key(struct engine_value v,
+                                    struct engine_arena *arena)
+{
+    const int64_t six_byte_max = ((int64_t)1 << 47) - 1;
+    struct engine_value unused = engine__value_null();
+
+    if (engine__comparison_prepare(&v, ENGINE_AFFINITY_REAL, &unused,
+                                   ENGINE_AFFINITY_REAL, arena) == 0 &&
+        v.type == ENGINE_INTEGER &&
+        (v.u.i > six_byte_max || v.u.i < -six_byte_max - 1)) {
+        return engine__value_real((double)v.u.i);
+    }
+    return v;
 }
 
 /* x IN (SELECT ...) against the subquery's cached distinct values. */
@@ -617,17 +651,22 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
     struct engine_expr other = {.affinity = subquery->affinity,
                                 .has_affinity = expr->set_has_affinity};
     struct engine_expr *pair[2] = {expr->args[0], &other};
+    bool real_keys = in_query_real(expr->args[0], &other);
 
     if (subquery->set_count == 0 && !subquery->set_has_null) {
         *truth = expr->negated;
         return 0;
     }
     probe.u.compare = ENGINE_COMPARE_EQ;
+    probe.collation = subquery->collation;
     probe.args = pair;
     for (size_t i = 0; i < subquery->set_count; i++) {
         int equal;
-        int rc = engine__expr_compare_values(&probe, x, subquery->set[i],
-                                             eval->arena, &equal);
+        int rc = engine__expr_compare_values(
+            &probe, real_keys ? real_key(x, eval->arena) : x,
+            real_keys ? real_key(subquery->set[i], eval->arena)
+                      : subquery->set[i],
+            eval->arena, &equal);
 
         if (rc != 0) {
             return engine__error(eval->exec, rc, "out of memory");

@@ -102,12 +102,6 @@ static int compile_list(struct engine_compile *ctx,
     return 0;
 }
 
-static bool is_rowid_name(const char *name)
-{
-    return strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
-           strcasecmp(name, "_rowid_") == 0;
-}
-
 static bool table_matches(const struct engine_scope *scope, const char *name)
 {
     if (scope->alias != NULL) {
@@ -146,7 +140,8 @@ static ptrdiff_t find_column(const struct engine_scope *scope,
             return (ptrdiff_t)i;
         }
     }
-    if (is_rowid_name(name) && (table == NULL || table_matches(scope, table))) {
+    if (engine__table_is_rowid_name(name) &&
+        (table == NULL || table_matches(scope, table))) {
         return scope->rowid_column;
     }
     return -1;
@@ -169,6 +164,7 @@ static int column_ref(struct engine_compile *ctx, size_t index,
         e->affinity = column->affinity;
         e->collation = column->collation;
         e->has_collation = column->has_collation;
+        e->has_affinity = !column->untyped;
     } else {
         e->affinity = ENGINE_AFFINITY_INTEGER; /* the rowid */
     }
@@ -604,6 +600,7 @@ static int compile_like(struct engine_compile *ctx, const struct ast_expr *ast,
     if (e == NULL) {
         return oom(ctx);
     }
+    ctx->stmt->calls_function = true;
     e->u.like = ast->u.like.like_kind;
     e->negated = ast->u.like.negated;
     rc = compile(ctx, ast->u.like.operand, &e->args[0]);
@@ -822,7 +819,8 @@ static int compile_subquery(struct engine_compile *ctx,
      * y) (sqlite3CodeRhsOfIN's key): x's collation, else y's, so a column
      * y's own collation counts when x has none. */
     if (rc == 0 && is_in && first != NULL) {
-        e->collation = engine__binary_collation(e->args[0], first);
+        e->u.subquery->collation = engine__binary_collation(e->args[0], first);
+        engine__in_mark_live(ctx, select, e);
     }
     if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
         e->affinity = e->u.subquery->affinity;
@@ -967,7 +965,7 @@ static int compile_scalar_call(struct engine_compile *ctx,
  * at the first argument that is not NULL (SQLITE_FUNC_COALESCE), and iif
  * as CASE WHEN a THEN b ELSE c END (INLINEFUNC_iif), so that
  * "ifnull(1, abs(-9223372036854775808))" is 1, not an overflow error. */
-static int make_lazy(struct engine_expr *e)
+static int make_lazy(struct engine_stmt *stmt, struct engine_expr *e)
 {
     const char *name = e->u.function->name;
 
@@ -978,6 +976,8 @@ static int make_lazy(struct engine_expr *e)
         e->has_case_operand = false;
         e->has_else = true;
         engine__expr_mark_condition(e->args[0]);
+    } else {
+        stmt->calls_function = true;
     }
     return 0;
 }
@@ -991,7 +991,7 @@ static int compile_function(struct engine_compile *ctx,
 
     if (!is_aggregate_call(ast)) {
         rc = compile_scalar_call(ctx, ast, out);
-        return rc == 0 ? make_lazy(*out) : rc;
+        return rc == 0 ? make_lazy(ctx->stmt, *out) : rc;
     }
     if (ctx->agg == NULL || !ctx->allow_aggregates) {
         return sql_error(ctx, "misuse of aggregate: %s()",

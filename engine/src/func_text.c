@@ -330,6 +330,8 @@ ENGINE__FUNC_SCALAR(replace)
         *out = argv[0];
         if (out->type == ENGINE_BLOB) {
             out->type = ENGINE_TEXT;
+        } else if (out->type == ENGINE_INTEGER || out->type == ENGINE_FLOAT) {
+            out->has_text = true; /* sqlite3_value_text() set MEM_Str */
         }
         return 0;
     }

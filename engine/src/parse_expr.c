@@ -728,7 +728,7 @@ static int negative_literal_fold(struct parser *p, struct ast_expr *e,
     const char *text;
     int64_t value = 0;
 
-    if (operand->kind != AST_LITERAL) {
+    if (operand->kind != AST_LITERAL || operand->is_false) {
         return 0;
     }
     literal_token(p, operand, &t);
@@ -1052,6 +1052,37 @@ static int collate_parse(struct parser *p, struct ast_expr *e,
     return engine__parse_nm(p, &e->u.collate.name);
 }
 
+/* SQLite's EP_IsFalse: an integer literal token 0 ("0", "00", "0x0"), or
+ * an AND already folded to one. */
+static bool always_false(const struct parser *p, const struct ast_expr *e)
+{
+    struct token t;
+
+    if (e->is_false) {
+        return true;
+    }
+    if (e->kind != AST_LITERAL || e->u.literal.type != ENGINE_INTEGER ||
+        e->u.literal.u.i != 0) {
+        return false;
+    }
+    literal_token(p, e, &t);
+    return t.kind == TOKEN_INTEGER;
+}
+
+/* sqlite3ExprAnd (expr.c) builds "x AND 0" and "0 AND x" as the integer 0
+ * while parsing: x is dropped unresolved and unevaluated, so an aggregate
+ * in it no longer makes the query an aggregate, and its errors vanish. */
+static void and_fold(const struct parser *p, struct ast_expr *e)
+{
+    if (e->kind == AST_BINARY && e->u.binary.op == AST_AND &&
+        (always_false(p, e->u.binary.left) ||
+         always_false(p, e->u.binary.right))) {
+        e->kind = AST_LITERAL;
+        e->u.literal = engine__value_int(0);
+        e->is_false = true;
+    }
+}
+
 /* One infix or postfix operator applied to *left (replaced by the new
  * node), the current token being the operator at level. */
 static int infix_parse(struct parser *p, enum level level,
@@ -1089,6 +1120,7 @@ static int infix_parse(struct parser *p, enum level level,
     if (rc != 0) {
         return rc;
     }
+    and_fold(p, e);
     *left = e;
     return engine__parse_expr_finish(p, e, e->position);
 }

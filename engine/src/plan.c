@@ -95,6 +95,8 @@ int engine__subquery_run(struct engine_subquery *subquery,
 {
     int rc = subquery->root->ops->open(subquery->root, exec);
 
+    subquery->set_count = 0;
+    engine__arena_reset(&subquery->arena);
     subquery->value = engine__value_null();
     subquery->exists = false;
     subquery->set_has_null = false;
@@ -118,5 +120,8 @@ int engine__subquery_run(struct engine_subquery *subquery,
         return rc;
     }
     subquery->evaluated = true;
+    if (subquery->live_table != NULL) {
+        subquery->live_changes = subquery->live_table->change_count;
+    }
     return 0;
 }

@@ -25,6 +25,9 @@ struct engine_scope_column {
     enum engine_collation collation;
     bool has_collation;
     bool qualified_only; /* only as table.name (upsert's excluded) */
+    bool untyped;        /* no affinity or collation of its own: SQLite
+                            reads excluded.x as a register (resolve.c
+                            turns it into TK_REGISTER) */
 };
 
 struct engine_scope {
@@ -79,6 +82,15 @@ bool engine__ast_constant_or_group_by(const struct ast_expr *ast,
                                       const bool *binary);
 size_t engine__ast_count_aggregates(const struct ast_expr *ast);
 
+/* Whether test holds for ast or any expression inside it (subqueries are
+ * not entered). */
+bool engine__ast_any(const struct ast_expr *ast,
+                     bool (*test)(const struct ast_expr *, const void *),
+                     const void *arg);
+/* Whether ast calls a function SQLite codes as a call (OP_Function): any
+ * but coalesce, ifnull and iif, which it codes inline; LIKE and GLOB too. */
+bool engine__ast_calls_function(const struct ast_expr *ast);
+
 /* Allocates n zeroed bytes in the statement's plan arena, or sets the
  * out-of-memory error and returns NULL. */
 void *engine__plan_alloc(struct engine_stmt *stmt, size_t size);
@@ -101,6 +113,13 @@ int engine__plan_select_projected(struct engine_stmt *stmt,
                                   enum engine_affinity **affinities,
                                   struct engine_expr ***projected,
                                   size_t *column_count);
+
+/* Makes the subquery of in, an IN (SELECT) just compiled, read again after
+ * the statement's own writes when SQLite would answer it from the written
+ * table or its index (in_live.c). */
+void engine__in_mark_live(struct engine_compile *ctx,
+                          const struct ast_select *select,
+                          struct engine_expr *in);
 
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,

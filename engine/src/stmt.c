@@ -83,6 +83,7 @@ static void stmt_drop_plan(struct engine_stmt *stmt)
     stmt->subquery_count = 0;
     stmt->root = NULL;
     stmt->dml = NULL;
+    stmt->calls_function = false;
     engine__arena_reset(&stmt->plan_arena);
 }
 

@@ -35,6 +35,12 @@ static char *copy_string(const char *text)
     return copy;
 }
 
+bool engine__table_is_rowid_name(const char *name)
+{
+    return strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+           strcasecmp(name, "_rowid_") == 0;
+}
+
 ptrdiff_t engine__table_column_index(const struct engine_table *table,
                                      const char *name)
 {
@@ -149,6 +155,7 @@ static int define_column_keys(struct engine_table *table,
             if (is_integer_type(column->type_name) &&
                 !column->primary_key_descending) {
                 table->rowid_alias = (ptrdiff_t)i;
+                table->rowid_conflict = column->primary_key_conflict;
                 table->columns[i].hidden_rowid_alias = true;
             } else {
                 rc = add_key(table, &name, 1, true,
@@ -515,6 +522,7 @@ static int store_set(struct engine_table *table, size_t slot, size_t column,
     bool empty = table->live_count == 0;
     int rc;
 
+    v.has_text = false; /* a record keeps the number only (OP_MakeRecord) */
     store->nulls[slot] = v.type == ENGINE_NULL;
     if (empty && store->kind != ENGINE_VECTOR_VALUES) {
         /* An empty typed store takes the kind of its first value. */
@@ -640,6 +648,7 @@ int engine__table_insert(struct engine_table *table, int64_t rowid,
     }
     table->slot_count++;
     table->live_count++;
+    table->change_count++;
     rc = engine__table_rowid_add(table, slot);
     if (rc == 0) {
         rc = engine__table_keys_add(table, slot);
@@ -669,6 +678,7 @@ int engine__table_update(struct engine_table *table, size_t slot, int64_t rowid,
 
     ASSERT(slot < table->slot_count);
     ASSERT(!table->deleted[slot]);
+    table->change_count++;
     engine__table_keys_remove(table, slot);
     engine__table_rowid_remove(table, slot);
     if (table->rowids[slot] == table->rowid_max && rowid != table->rowid_max) {
@@ -699,6 +709,7 @@ int engine__table_restore(struct engine_table *table, size_t slot,
 
     ASSERT(slot < table->slot_count);
     ASSERT(table->deleted[slot]);
+    table->change_count++;
     table->rowids[slot] = rowid;
     rc = write_row(table, slot, values);
     if (rc != 0) {
@@ -744,6 +755,7 @@ void engine__table_delete(struct engine_table *table, size_t slot)
     if (table->rowids[slot] == table->rowid_max) {
         table->rowid_max_stale = true;
     }
+    table->change_count++;
     engine__table_keys_remove(table, slot);
     engine__table_rowid_remove(table, slot);
     free_store_bytes(table, slot);

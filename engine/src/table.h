@@ -76,7 +76,8 @@ struct engine_table {
     struct engine_column_def *columns;
     size_t column_count;
     ptrdiff_t rowid_alias; /* column index of INTEGER PRIMARY KEY, or -1 */
-    const struct ast_expr **checks; /* CHECK constraints, in the arena */
+    enum ast_conflict rowid_conflict; /* its ON CONFLICT clause */
+    const struct ast_expr **checks;   /* CHECK constraints, in the arena */
     size_t check_count;
     struct engine_unique_key *keys;
     size_t key_count;
@@ -90,6 +91,8 @@ struct engine_table {
     size_t slot_count; /* slots in use, deleted ones included */
     size_t slot_capacity;
     size_t live_count;
+    uint64_t change_count; /* rows inserted, updated, deleted or restored:
+                              a live IN (SELECT) reads again when it moves */
     int64_t rowid_max;     /* the largest live rowid (0 when empty) */
     bool rowid_max_stale;  /* the row holding rowid_max went away */
     bool in_rowid_order;   /* slots sorted by rowid */
@@ -109,6 +112,10 @@ int engine__table_create(const char *sql, size_t sql_size,
                          size_t errmsg_size);
 
 void engine__table_destroy(struct engine_table *table);
+
+/* Whether name is one of the rowid's own names: rowid, oid, _rowid_
+ * (any case). */
+bool engine__table_is_rowid_name(const char *name);
 
 /* The index of the column named name (case-insensitive), or -1. */
 ptrdiff_t engine__table_column_index(const struct engine_table *table,

@@ -443,8 +443,11 @@ int engine__comparison_prepare(struct engine_value *a,
         return 0;
     }
     struct engine_value a_text = *a, b_text = *b;
-    int rc = engine__value_apply_affinity(&a_text, ENGINE_AFFINITY_TEXT, arena);
-    if (rc == 0) {
+    /* OP_Lt stringifies only an operand without MEM_Str. */
+    int rc = a->has_text ? 0
+                         : engine__value_apply_affinity(
+                               &a_text, ENGINE_AFFINITY_TEXT, arena);
+    if (rc == 0 && !b->has_text) {
         rc = engine__value_apply_affinity(&b_text, ENGINE_AFFINITY_TEXT, arena);
     }
     if (rc != 0) {

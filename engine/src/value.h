@@ -29,7 +29,9 @@
 #include "engine.h"
 
 struct engine_value {
-    int type; /* ENGINE_INTEGER, _FLOAT, _TEXT, _BLOB or _NULL */
+    int type;      /* ENGINE_INTEGER, _FLOAT, _TEXT, _BLOB or _NULL */
+    bool has_text; /* INTEGER/FLOAT that also carries its text, as a Mem
+                      with MEM_Str set besides MEM_Int/MEM_Real */
     union {
         int64_t i; /* ENGINE_INTEGER */
         double r;  /* ENGINE_FLOAT */

@@ -122,11 +122,13 @@ int engine__vector_set(struct engine_vector *vector, uint32_t row,
         }
         return 0;
     }
-    if (vector->kind == ENGINE_VECTOR_INT64 && v.type == ENGINE_INTEGER) {
+    if (vector->kind == ENGINE_VECTOR_INT64 && v.type == ENGINE_INTEGER &&
+        !v.has_text) {
         vector->data.i64[row] = v.u.i;
         return 0;
     }
-    if (vector->kind == ENGINE_VECTOR_DOUBLE && v.type == ENGINE_FLOAT) {
+    if (vector->kind == ENGINE_VECTOR_DOUBLE && v.type == ENGINE_FLOAT &&
+        !v.has_text) {
         vector->data.f64[row] = v.u.r;
         return 0;
     }

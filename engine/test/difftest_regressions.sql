@@ -345,3 +345,88 @@ UPDATE t SET d = 5 RETURNING a, b, c, d, rowid, -b, b COLLATE NOCASE;
 INSERT INTO u VALUES (2, 1, 4) RETURNING a, b, d, rowid;
 DELETE FROM u RETURNING a, b, d, rowid;
 DELETE FROM t RETURNING *, typeof(b);
+
+-- case: a function call, or a constraint that may ABORT, gives the statement
+-- a journal (sqlite3MayAbort): a runtime error inside a transaction then
+-- undoes the statement even under OR ROLLBACK, FAIL or REPLACE
+CREATE TABLE s(x);
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+CREATE TABLE u(a INTEGER PRIMARY KEY, b NOT NULL DEFAULT 'd');
+CREATE TABLE v(a INTEGER PRIMARY KEY, b CHECK (b <> 'zzz'));
+CREATE TABLE w(a INTEGER PRIMARY KEY, b, c CHECK (c <> 'zzz'));
+INSERT INTO s VALUES (1), (2.5);
+INSERT INTO w VALUES (1, 1, 1), (2, 2, 2);
+BEGIN;
+INSERT OR ROLLBACK INTO t SELECT x, 1 FROM s;
+SELECT * FROM t;
+INSERT OR ROLLBACK INTO t SELECT x + 10, abs(x) FROM s;
+SELECT * FROM t;
+INSERT OR FAIL INTO t SELECT x + 20, x LIKE 'a' FROM s;
+SELECT * FROM t;
+INSERT OR FAIL INTO t SELECT x + 30, coalesce(x, 1) FROM s;
+SELECT * FROM t;
+INSERT OR FAIL INTO t SELECT x + 40, 1 FROM s RETURNING typeof(b);
+SELECT * FROM t;
+INSERT OR REPLACE INTO u SELECT x, 'new' FROM s;
+SELECT * FROM u;
+INSERT OR REPLACE INTO v SELECT x, 'new' FROM s;
+SELECT * FROM v;
+UPDATE OR REPLACE w SET a = CASE a WHEN 1 THEN 7 ELSE 'z' END;
+SELECT * FROM w;
+UPDATE OR REPLACE w SET a = CASE a WHEN 7 THEN 8 ELSE 'z' END, c = c;
+SELECT * FROM w;
+COMMIT;
+
+-- case: IN (SELECT) under REAL affinity keeps wide integers as doubles
+CREATE TABLE t(a REAL, b BLOB);
+INSERT INTO t VALUES (13, '9007199254740993'), (1, 2);
+SELECT a, b FROM t WHERE CAST(b AS REAL) NOT IN (SELECT (1 | b) FROM t);
+CREATE TABLE r(x REAL, y);
+INSERT INTO r VALUES (9007199254740992.0, 9007199254740993);
+SELECT x IN (SELECT y FROM r), CAST(y AS REAL) IN (SELECT y + 0 FROM r) FROM r;
+SELECT y IN (SELECT x FROM r), '9007199254740993' IN (SELECT x FROM r) FROM r;
+
+-- case: "x AND 0" is the integer 0 from the parser on (sqlite3ExprAnd)
+CREATE TABLE t(a);
+SELECT (avg(DISTINCT a) AND 0) FROM t;
+SELECT count(*) AND 0, 0 AND max(a) FROM t;
+SELECT nosuch AND 0, 1 AND (0), 1 AND 0x0 FROM t;
+SELECT max(a) AND 0.0 FROM t;
+INSERT INTO t VALUES (-9223372036854775808);
+SELECT abs(a) AND 0, 0 AND abs(a), (abs(a) AND 0) AND 5 FROM t;
+SELECT -(abs(a) AND 0), 1 AND -0 FROM t;
+SELECT abs(a) AND 0.0 FROM t;
+
+-- case: excluded.x has no affinity or collation of its own
+CREATE TABLE t(a UNIQUE, b, d ANY COLLATE RTRIM);
+INSERT INTO t VALUES (3, 1, 1);
+INSERT INTO t VALUES (3, 16, '3.0e0') ON CONFLICT(a) DO UPDATE SET b = 5 WHERE excluded.d <= '0.000000e+00';
+SELECT * FROM t;
+INSERT INTO t VALUES (3, 16, 'x ') ON CONFLICT(a) DO UPDATE SET b = excluded.d = 'x';
+SELECT * FROM t;
+
+-- case: IN (SELECT c FROM t) over t's rowid or a UNIQUE c sees the
+-- statement's own writes to t (sqlite3FindInIndex)
+CREATE TABLE t(a, d UNIQUE);
+INSERT INTO t VALUES (1, 2), (2, 3), (3, NULL), (4, 1);
+DELETE FROM t WHERE a IN (SELECT d FROM t);
+SELECT * FROM t;
+CREATE TABLE u(a INTEGER PRIMARY KEY, b UNIQUE);
+INSERT INTO u(b) VALUES (1), (2) RETURNING 2 IN (SELECT b FROM u);
+DELETE FROM u RETURNING (SELECT count(*) FROM u);
+INSERT INTO u VALUES (1, 1), (2, 2), (3, NULL);
+UPDATE OR REPLACE u SET b = (b + 1) NOT IN (SELECT b FROM u);
+SELECT * FROM u;
+UPDATE u SET b = (a + 1) IN (SELECT rowid FROM u) RETURNING *;
+
+-- case: replace() with an empty pattern returns its number argument with a
+-- text form too (sqlite3_value_text), which a TEXT comparison keeps
+CREATE TABLE t(b TEXT);
+INSERT INTO t VALUES ('0.0'), ('5');
+SELECT b <= replace(0.5, '', 'x'), b = replace(5, '', 'x') FROM t;
+INSERT INTO t VALUES (replace(7, '', 'x'));
+SELECT b, typeof(b), b = 7 FROM t;
+
+-- case: COLLATE around IN (SELECT) does not change the IN's comparison
+SELECT ('a' IN (SELECT 'a ')) COLLATE RTRIM, ('A' IN (SELECT 'a')) COLLATE NOCASE;
+SELECT (('a' IN (SELECT 'a ')) COLLATE NOCASE || 'A') = '0a';

@@ -279,9 +279,10 @@ static bool value_loosely_equal(const struct dt_value *a,
         return true;
     }
     if (class_rank(a->type) == 1) {
-        if (a->type == b->type) {
-            return value_same(a, b);
+        if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER) {
+            return a->i == b->i;
         }
+        /* A sort compares REALs by value: -0.0 and 0.0 tie. */
         return value_number(a) == value_number(b);
     }
     if (a->type == SQLITE_BLOB) {

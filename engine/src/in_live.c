@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * in_live.c: which "x IN (SELECT ...)" must see the statement's own writes.
+ *
+ * SQLite answers "x IN (SELECT c FROM t)" from a b-tree that already
+ * exists when it can (sqlite3FindInIndex, expr.c): t itself when c is the
+ * rowid, or an index whose first column is c, if the subquery is a plain
+ * column read (isCandidateForInOpt: no DISTINCT, aggregate, WHERE, LIMIT,
+ * one table) and the index's collation and affinity suit the comparison.
+ * Otherwise it copies the values once into an ephemeral table. When t is
+ * the table the statement writes, the difference shows: an UPDATE's SET,
+ * a RETURNING clause or a one-pass DELETE's WHERE evaluated for a later
+ * row sees the rows the statement already changed. sinew keeps its copy
+ * and makes it again whenever such a table has changed since.
+ */
+#include <strings.h>
+
+#include "engine_int.h"
+#include "plan.h"
+
+static const char *written_table(const struct ast_stmt *ast)
+{
+    switch (ast->kind) {
+    case AST_STMT_INSERT:
+        return ast->u.insert.table;
+    case AST_STMT_UPDATE:
+        return ast->u.update.table;
+    case AST_STMT_DELETE:
+        return ast->u.delete_.table;
+    default:
+        return NULL;
+    }
+}
+
+/* isCandidateForInOpt: the one column of one table, nothing more. */
+static const struct ast_expr *plain_column(const struct ast_select *select,
+                                           const char *table)
+{
+    const struct ast_result_column *column = select->columns;
+
+    if (select->distinct || column == NULL || select->column_count != 1 ||
+        select->where != NULL || select->group_by.count > 0 ||
+        select->having != NULL || select->limit != NULL ||
+        select->from_count != 1 || select->from[0].table == NULL ||
+        strcasecmp(select->from[0].table, table) != 0 ||
+        column->kind != AST_RESULT_EXPR || column->expr->kind != AST_COLUMN) {
+        return NULL;
+    }
+    return column->expr;
+}
+
+/* An index on column serves the comparison: the comparison's collation is
+ * the column's (a key compares with it), and the comparison affinity is
+ * not numeric over a TEXT or BLOB column. */
+static bool key_serves(const struct engine_table *table, size_t column,
+                       const struct engine_expr *in)
+{
+    const struct engine_column_def *def = &table->columns[column];
+    const struct engine_expr *lhs = in->args[0];
+    bool numeric_lhs =
+        lhs->has_affinity && (lhs->affinity == ENGINE_AFFINITY_NUMERIC ||
+                              lhs->affinity == ENGINE_AFFINITY_INTEGER ||
+                              lhs->affinity == ENGINE_AFFINITY_REAL);
+
+    if (in->u.subquery->collation != def->collation ||
+        (numeric_lhs && (def->affinity == ENGINE_AFFINITY_TEXT ||
+                         def->affinity == ENGINE_AFFINITY_BLOB))) {
+        return false;
+    }
+    for (size_t k = 0; k < table->key_count; k++) {
+        if (table->keys[k].columns[0] == column) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void engine__in_mark_live(struct engine_compile *ctx,
+                          const struct ast_select *select,
+                          struct engine_expr *in)
+{
+    const char *name = written_table(ctx->stmt->ast);
+    const struct ast_expr *column =
+        name != NULL ? plain_column(select, name) : NULL;
+    const struct engine_table *table;
+    ptrdiff_t index;
+
+    if (column == NULL) {
+        return;
+    }
+    table = engine__catalog_find(ctx->stmt->db, name);
+    if (table == NULL) {
+        return;
+    }
+    index = engine__table_column_index(table, column->u.column.name);
+    if (index < 0 ? engine__table_is_rowid_name(column->u.column.name)
+                  : index == table->rowid_alias ||
+                        key_serves(table, (size_t)index, in)) {
+        in->u.subquery->live_table = table;
+    }
+}
