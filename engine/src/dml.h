@@ -43,12 +43,13 @@ struct engine_dml {
     size_t upsert_count;
     /* UPDATE and DELETE */
     struct engine_op *matches; /* scan + WHERE; the rowid is the last column */
-    /* A DELETE without RETURNING whose WHERE holds a live IN (in_live.c):
-     * SQLite deletes in one pass, each row as soon as its WHERE passes, so
-     * later rows see the earlier deletions. The scan of every row and the
-     * WHERE as a row expression; both NULL otherwise. */
-    struct engine_op *one_pass_scan;
-    struct engine_expr *one_pass_where;
+    struct engine_op *scan;    /* every row: the scan under matches */
+    struct engine_expr *where; /* the WHERE, also a row expression; or NULL */
+    bool where_is_live;        /* it holds a live IN (in_live.c) */
+    /* SQLite changes the rows in one pass, each as soon as its WHERE passes
+     * (dml_pass.c): later rows see the earlier changes, and an earlier
+     * row's error comes before a later row's WHERE error. */
+    bool one_pass;
     struct dml_assignment *assignments;
     size_t assignment_count;
     /* RETURNING */
@@ -64,6 +65,14 @@ struct engine_dml {
  * (dml_abort.c); planned statements keep it in engine_dml.may_abort. */
 bool engine__dml_may_abort(const struct engine_stmt *stmt,
                            const struct engine_dml *dml);
+
+/* Whether the statement writes column (SIZE_MAX: the rowid); an INSERT
+ * writes every column, and the rowid when it is given (dml_abort.c). */
+bool engine__dml_writes(const struct engine_dml *dml, size_t column);
+
+/* Whether SQLite runs the UPDATE or DELETE in one pass (dml_pass.c). */
+bool engine__dml_one_pass(const struct engine_stmt *stmt,
+                          const struct engine_dml *dml);
 
 /* Allocates dml->row, the one-row batch (dml_exec.c). */
 int engine__dml_init_row(struct engine_stmt *stmt, struct engine_dml *dml);

@@ -25,8 +25,7 @@ static enum ast_conflict effective(const struct engine_dml *dml,
     return own != AST_CONFLICT_DEFAULT ? own : AST_CONFLICT_ABORT;
 }
 
-/* Whether the statement writes column (SIZE_MAX: the rowid). */
-static bool writes(const struct engine_dml *dml, size_t column)
+bool engine__dml_writes(const struct engine_dml *dml, size_t column)
 {
     ptrdiff_t alias = dml->table->rowid_alias;
 
@@ -61,7 +60,7 @@ static bool not_null_may_abort(const struct engine_dml *dml)
         enum ast_conflict mode = effective(dml, column->not_null_conflict);
 
         if (column->not_null && (ptrdiff_t)c != table->rowid_alias &&
-            writes(dml, c) &&
+            engine__dml_writes(dml, c) &&
             (mode == AST_CONFLICT_ABORT || mode == AST_CONFLICT_REPLACE)) {
             return true;
         }
@@ -72,7 +71,7 @@ static bool not_null_may_abort(const struct engine_dml *dml)
 static bool keys_may_abort(const struct engine_dml *dml)
 {
     const struct engine_table *table = dml->table;
-    bool rowid_changes = writes(dml, SIZE_MAX);
+    bool rowid_changes = engine__dml_writes(dml, SIZE_MAX);
 
     if (rowid_changes &&
         effective(dml, table->rowid_conflict) == AST_CONFLICT_ABORT) {
@@ -83,7 +82,7 @@ static bool keys_may_abort(const struct engine_dml *dml)
         bool checked = dml->kind == AST_STMT_INSERT || rowid_changes;
 
         for (size_t i = 0; !checked && i < key->column_count; i++) {
-            checked = writes(dml, key->columns[i]);
+            checked = engine__dml_writes(dml, key->columns[i]);
         }
         if (checked && effective(dml, key->conflict) == AST_CONFLICT_ABORT) {
             return true;

@@ -200,15 +200,55 @@ static int run_insert(struct dml_run *run)
     return rc;
 }
 
-/* A one-pass DELETE (engine_dml.one_pass_where): every rowid, then each
- * row in rowid order, deleted as soon as its WHERE passes. */
-static int run_one_pass(struct dml_run *run)
+/* Changes the live row at slot: deletes or updates it. */
+static int change_row(struct dml_run *run, size_t slot)
+{
+    struct engine_dml *dml = run->dml;
+    int rc;
+
+    engine__arena_reset(&run->row_arena);
+    if (dml->kind == AST_STMT_DELETE) {
+        rc = engine__dml_delete_matched(run, slot);
+    } else {
+        rc = engine__dml_update_row(run, slot, dml->assignments,
+                                    dml->assignment_count, NULL);
+    }
+    return rc == ENGINE__DML_ROW_SKIPPED ? 0 : rc;
+}
+
+/* The rows of rowids[0..count), in order; one an earlier row's REPLACE
+ * removed is passed over. */
+static int change_rows(struct dml_run *run, const struct engine_value *rowids,
+                       size_t count)
+{
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        ptrdiff_t slot =
+            engine__table_find_rowid(run->dml->table, rowids[i].u.i);
+
+        if (slot >= 0) {
+            rc = change_row(run, (size_t)slot);
+        }
+    }
+    return rc;
+}
+
+/* One pass over a WHERE with a live IN: each row in rowid order, tested
+ * when its turn comes and changed at once, so that the IN of a later row
+ * sees the earlier changes. */
+static int run_live_one_pass(struct dml_run *run)
 {
     struct engine_dml *dml = run->dml;
     struct engine_value *rowids = NULL;
     size_t count = 0;
-    int rc = collect(run, dml->one_pass_scan, 1, &rowids, &count);
+    struct engine_eval eval = {.exec = run->exec, .arena = &run->row_arena};
+    bool never = false;
+    int rc = engine__expr_prime(dml->where, &eval, &never);
 
+    if (rc == 0 && !never) {
+        rc = collect(run, dml->scan, 1, &rowids, &count);
+    }
     for (size_t i = 0; rc == 0 && i < count; i++) {
         ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
         bool passes = false;
@@ -217,14 +257,34 @@ static int run_one_pass(struct dml_run *run)
             continue;
         }
         engine__arena_reset(&run->row_arena);
-        rc = engine__dml_row_passes(run, (size_t)slot, dml->one_pass_where,
-                                    &passes);
+        rc = engine__dml_row_passes(run, (size_t)slot, dml->where, &passes);
         if (rc == 0 && passes) {
-            rc = engine__dml_delete_matched(run, (size_t)slot);
+            rc = change_row(run, (size_t)slot);
         }
     }
     common_free(rowids);
     return rc;
+}
+
+/* After the WHERE failed on some row of a one-pass statement: the rows it
+ * matched before that row, found by testing row by row again. SQLite
+ * changed those before it reached the failing row, so their own errors
+ * come first; the WHERE's error (or 0, when row by row no row fails) is
+ * returned after them. */
+static int run_before_where_error(struct dml_run *run)
+{
+    struct engine_expr *where = run->dml->where;
+    bool was_row_by_row = where->is_row_by_row;
+    struct engine_value *rowids = NULL;
+    size_t count = 0;
+    int where_rc, rc;
+
+    where->is_row_by_row = true;
+    where_rc = collect(run, run->dml->matches, 1, &rowids, &count);
+    where->is_row_by_row = was_row_by_row;
+    rc = where_rc == COMMON_ENOMEM ? where_rc : change_rows(run, rowids, count);
+    common_free(rowids);
+    return rc != 0 ? rc : where_rc;
 }
 
 /* UPDATE and DELETE: every matched rowid, then each row in turn. */
@@ -235,25 +295,16 @@ static int run_matched(struct dml_run *run)
     size_t count = 0;
     int rc;
 
-    if (dml->one_pass_where != NULL) {
-        return run_one_pass(run);
+    if (dml->one_pass && dml->where_is_live) {
+        return run_live_one_pass(run);
     }
     rc = collect(run, dml->matches, 1, &rowids, &count);
-
-    for (size_t i = 0; rc == 0 && i < count; i++) {
-        ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
-
-        if (slot < 0) {
-            continue; /* removed by an earlier row's REPLACE */
-        }
-        engine__arena_reset(&run->row_arena);
-        if (dml->kind == AST_STMT_DELETE) {
-            rc = engine__dml_delete_matched(run, (size_t)slot);
-        } else {
-            rc = engine__dml_update_row(run, (size_t)slot, dml->assignments,
-                                        dml->assignment_count, NULL);
-        }
-        rc = rc == ENGINE__DML_ROW_SKIPPED ? 0 : rc;
+    if (rc != 0 && rc != COMMON_ENOMEM && dml->one_pass) {
+        common_free(rowids);
+        return run_before_where_error(run);
+    }
+    if (rc == 0) {
+        rc = change_rows(run, rowids, count);
     }
     common_free(rowids);
     return rc;

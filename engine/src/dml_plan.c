@@ -348,12 +348,10 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
         return rc;
     }
     engine__expr_mark_condition(predicate);
-    if (dml->kind == AST_STMT_DELETE &&
-        stmt->ast->u.delete_.returning.columns == NULL &&
-        has_live_subquery(stmt, subqueries_before)) {
-        dml->one_pass_scan = dml->matches;
-        dml->one_pass_where = predicate;
-    }
+    predicate->is_where = true;
+    dml->scan = dml->matches;
+    dml->where = predicate;
+    dml->where_is_live = has_live_subquery(stmt, subqueries_before);
     dml->matches = engine__op_filter(stmt, dml->matches, predicate);
     return dml->matches == NULL ? COMMON_ENOMEM : 0;
 }
@@ -582,6 +580,7 @@ int engine__plan_dml(struct engine_stmt *stmt)
     if (rc == 0) {
         keep_coded_constraints(stmt, dml);
         dml->may_abort = engine__dml_may_abort(stmt, dml);
+        dml->one_pass = engine__dml_one_pass(stmt, dml);
     }
     if (rc != 0) {
         return rc == COMMON_ENOMEM

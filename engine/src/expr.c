@@ -849,20 +849,68 @@ static int prime_constraint(struct engine_expr *term, struct engine_eval *eval)
     return 0;
 }
 
-int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
-                       bool is_factored)
+/* A WHERE's constant term, evaluated: sqlite3WhereBegin codes it before
+ * the loop as a jump past the loop when it is false or NULL
+ * (sqlite3ExprIfFalse on each term with no table prerequisite), so a
+ * later term then runs on no row. */
+static int prime_where_constant(struct engine_expr *expr,
+                                struct engine_eval *eval, bool *never)
+{
+    struct engine_batch one = {.count = 1, .selected = 1};
+    const struct engine_vector *truth;
+    struct engine_value v;
+    int rc = engine__expr_eval(expr, eval, &one, &truth);
+
+    if (rc == 0) {
+        v = engine__vector_get(truth, 0);
+        *never = engine__value_truth(&v) != 1;
+    }
+    return rc;
+}
+
+/* The constant terms of the top-level AND, left to right. */
+static int prime_constants(struct engine_expr *expr, struct engine_eval *eval,
+                           bool is_where, bool *never)
 {
     int rc;
 
     if (expr->op == ENGINE_EXPR_AND && expr->is_condition) {
-        rc = engine__expr_prime(expr->args[0], eval, is_factored);
-        return rc != 0 ? rc
-                       : engine__expr_prime(expr->args[1], eval, is_factored);
+        rc = prime_constants(expr->args[0], eval, is_where, never);
+        return rc != 0 || *never
+                   ? rc
+                   : prime_constants(expr->args[1], eval, is_where, never);
     }
-    if (is_constant(expr)) {
-        return prime_constant(expr, eval);
+    if (!is_constant(expr)) {
+        return 0;
     }
-    return is_factored ? prime_constraint(expr, eval) : 0;
+    return is_where ? prime_where_constant(expr, eval, never)
+                    : prime_constant(expr, eval);
+}
+
+/* The constant side of each term "column op constant", after every
+ * constant term (the loop's constraints are coded as it starts). */
+static int prime_constraints(struct engine_expr *expr, struct engine_eval *eval)
+{
+    int rc;
+
+    if (expr->op == ENGINE_EXPR_AND && expr->is_condition) {
+        rc = prime_constraints(expr->args[0], eval);
+        return rc != 0 ? rc : prime_constraints(expr->args[1], eval);
+    }
+    return is_constant(expr) ? 0 : prime_constraint(expr, eval);
+}
+
+int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
+                       bool *never)
+{
+    int rc;
+
+    *never = false;
+    rc = prime_constants(expr, eval, expr->is_where, never);
+    if (rc != 0 || *never || !expr->is_factored) {
+        return rc;
+    }
+    return prime_constraints(expr, eval);
 }
 
 void engine__expr_mark_condition(struct engine_expr *expr)

@@ -86,6 +86,9 @@ struct engine_expr {
                                         side only runs where needed */
     bool is_factored;                /* the root of a SELECT's WHERE: see
                                         engine__expr_prime() */
+    bool is_where;                   /* the root of a WHERE (SELECT,
+                                        UPDATE, DELETE): see
+                                        engine__expr_prime() */
     bool is_row_by_row;              /* the root of a WHERE whose query
                                         stops at its LIMIT: rows are tested
                                         one at a time, as SQLite's loop
@@ -128,15 +131,17 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
 void engine__expr_mark_condition(struct engine_expr *expr);
 
 /* Evaluates once, on no row, the parts of a condition that SQLite computes
- * before the first row, for their errors only ("integer overflow", a bad
- * ESCAPE), which are then raised even when no row is tested: each
- * constant term of its top-level AND that calls a function
- * (sqlite3WhereBegin codes constant terms before the loop), and, when
+ * before the first row, whose errors ("integer overflow", a bad ESCAPE)
+ * are then raised even when no row is tested: each constant term of its
+ * top-level AND (sqlite3WhereBegin codes constant terms before the loop;
+ * outside a WHERE only those that call a function can matter), then, when
  * is_factored (a SELECT's WHERE), the constant side of each term
- * "column op constant", a constraint on the column. 0, or the first
- * error. */
+ * "column op constant", a constraint on the column. *never is set when
+ * the root is_where and a constant term is false or NULL: SQLite then
+ * skips the loop, so no row passes and no other term runs. 0, or the
+ * first error. */
 int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
-                       bool is_factored);
+                       bool *never);
 
 /* Frees the node's result vector (the node itself is in the plan arena;
  * the statement closes every node it registered). */

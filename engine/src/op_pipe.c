@@ -19,6 +19,7 @@ static int pipe_open(struct engine_op *op, struct engine_exec *exec)
 struct filter_state {
     struct engine_expr *predicate;
     bool is_primed; /* the predicate's constant parts ran this execution */
+    bool is_never;  /* a constant WHERE term is false: no row passes */
     struct engine_batch *pending; /* row by row: the child's batch, or NULL */
     uint32_t next;                /* row by row: pending's next row */
     uint32_t selection[ENGINE__BATCH_SIZE];
@@ -106,14 +107,17 @@ static int filter_next(struct engine_op *op, struct engine_exec *exec,
     struct engine_eval eval = {.exec = exec, .arena = &op->arena};
 
     if (!state->is_primed) {
-        int rc = engine__expr_prime(state->predicate, &eval,
-                                    state->predicate->is_factored);
+        int rc = engine__expr_prime(state->predicate, &eval, &state->is_never);
 
         state->is_primed = true;
         if (rc != 0) {
             *out = NULL;
             return rc;
         }
+    }
+    if (state->is_never) {
+        *out = NULL;
+        return 0;
     }
     if (state->predicate->is_row_by_row) {
         return filter_rows(op, exec, &eval, out);

@@ -520,6 +520,7 @@ static int compile_where(struct select_plan *plan)
     if (rc == 0) {
         engine__expr_mark_condition(plan->where);
         plan->where->is_factored = true;
+        plan->where->is_where = true;
     }
     return rc;
 }

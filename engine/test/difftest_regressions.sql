@@ -430,3 +430,39 @@ SELECT b, typeof(b), b = 7 FROM t;
 -- case: COLLATE around IN (SELECT) does not change the IN's comparison
 SELECT ('a' IN (SELECT 'a ')) COLLATE RTRIM, ('A' IN (SELECT 'a')) COLLATE NOCASE;
 SELECT (('a' IN (SELECT 'a ')) COLLATE NOCASE || 'A') = '0a';
+
+-- case: a constant WHERE term that is false skips the loop: no other term
+-- runs (sqlite3WhereBegin)
+CREATE TABLE t(c);
+INSERT INTO t VALUES (-9223372036854775808);
+SELECT 1 FROM t WHERE abs(c) AND 1 = 2;
+SELECT count(*) FROM t WHERE abs(c) AND NULL;
+SELECT 1 FROM t WHERE 1 = 2 AND c = abs(-9223372036854775808);
+SELECT 1 FROM t WHERE abs(-9223372036854775808) AND 1 = 2;
+DELETE FROM t WHERE abs(c) AND 1 = 2;
+UPDATE t SET c = 1 WHERE abs(c) AND 'x';
+SELECT * FROM t;
+
+-- case: UPDATE runs in one pass unless the rowid changes, REPLACE may
+-- resolve a conflict, or it has RETURNING: an earlier row's error comes
+-- before a later row's WHERE error, and a live IN sees earlier rows
+CREATE TABLE t(a, d UNIQUE);
+INSERT INTO t VALUES (1, 2), (2, 3), (3, NULL), (4, 1);
+UPDATE t SET d = d + 10 WHERE a IN (SELECT d FROM t);
+SELECT * FROM t;
+CREATE TABLE u(a NOT NULL, c);
+INSERT INTO u VALUES (1, 1), (2, -9223372036854775808);
+UPDATE u SET a = NULL WHERE abs(c);
+UPDATE u SET a = NULL WHERE abs(c) RETURNING a;
+UPDATE u SET a = NULL WHERE abs(c) AND c IN (SELECT 1);
+UPDATE OR REPLACE u SET a = NULL WHERE abs(c);
+UPDATE u SET a = NULL, rowid = rowid WHERE abs(c);
+SELECT * FROM u;
+
+-- case: INTEGER PRIMARY KEY ON CONFLICT decides a rowid conflict
+CREATE TABLE t(a INTEGER PRIMARY KEY ON CONFLICT REPLACE, b);
+INSERT INTO t VALUES (1, 'x');
+INSERT INTO t VALUES (1, 'y');
+SELECT * FROM t;
+INSERT OR IGNORE INTO t VALUES (1, 'z');
+SELECT * FROM t;
