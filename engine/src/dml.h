@@ -45,11 +45,14 @@ struct engine_dml {
     struct engine_op *matches; /* scan + WHERE; the rowid is the last column */
     struct engine_op *scan;    /* every row: the scan under matches */
     struct engine_expr *where; /* the WHERE, also a row expression; or NULL */
-    bool where_is_live;        /* it holds a live IN (in_live.c) */
+    bool where_reads_table;    /* a subquery in it reads the table: in one
+                                  pass it runs when a row first reaches it
+                                  (OP_Once), after the earlier changes */
     /* SQLite changes the rows in one pass, each as soon as its WHERE passes
      * (dml_pass.c): later rows see the earlier changes, and an earlier
      * row's error comes before a later row's WHERE error. */
     bool one_pass;
+    bool source_streams; /* INSERT: engine__dml_source_streams() */
     struct dml_assignment *assignments;
     size_t assignment_count;
     /* RETURNING */
@@ -69,6 +72,16 @@ bool engine__dml_may_abort(const struct engine_stmt *stmt,
 /* Whether the statement writes column (SIZE_MAX: the rowid); an INSERT
  * writes every column, and the rowid when it is given (dml_abort.c). */
 bool engine__dml_writes(const struct engine_dml *dml, size_t column);
+
+/* Whether SQLite runs an INSERT's source as a coroutine, inserting each
+ * row before it computes the next: unless the source reads the table
+ * written (readsTable, insert.c), when it fills a temporary table first
+ * (dml_pass.c). */
+bool engine__dml_source_streams(const struct engine_stmt *stmt,
+                                const struct engine_dml *dml);
+
+/* Whether a subquery in ast reads table (dml_pass.c). */
+bool engine__dml_expr_reads(const struct ast_expr *ast, const char *table);
 
 /* Whether SQLite runs the UPDATE or DELETE in one pass (dml_pass.c). */
 bool engine__dml_one_pass(const struct engine_stmt *stmt,

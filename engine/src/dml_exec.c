@@ -183,6 +183,26 @@ static int insert_rows(struct dml_run *run, const struct engine_value *rows,
     return 0;
 }
 
+/* After the source of a streaming INSERT (engine_dml.source_streams)
+ * failed on some row: SQLite inserted each earlier row before it computed
+ * the next, so those rows, found again one at a time, go in first and
+ * their own errors come first; the source's error (or 0, when one row at
+ * a time no row fails) is returned after them. */
+static int run_insert_before_source_error(struct dml_run *run)
+{
+    struct engine_value *rows = NULL;
+    size_t count = 0;
+    int source_rc, rc;
+
+    run->exec->row_at_a_time = true;
+    source_rc =
+        collect(run, run->dml->source, run->dml->target_count, &rows, &count);
+    run->exec->row_at_a_time = false;
+    rc = source_rc == COMMON_ENOMEM ? source_rc : insert_rows(run, rows, count);
+    common_free(rows);
+    return rc != 0 ? rc : source_rc;
+}
+
 static int run_insert(struct dml_run *run)
 {
     struct engine_value *rows = NULL;
@@ -192,6 +212,10 @@ static int run_insert(struct dml_run *run)
     if (run->dml->source != NULL) {
         rc = collect(run, run->dml->source, run->dml->target_count, &rows,
                      &count);
+    }
+    if (rc != 0 && rc != COMMON_ENOMEM && run->dml->source_streams) {
+        common_free(rows);
+        return run_insert_before_source_error(run);
     }
     if (rc == 0) {
         rc = insert_rows(run, rows, count);
@@ -234,9 +258,10 @@ static int change_rows(struct dml_run *run, const struct engine_value *rowids,
     return rc;
 }
 
-/* One pass over a WHERE with a live IN: each row in rowid order, tested
- * when its turn comes and changed at once, so that the IN of a later row
- * sees the earlier changes. */
+/* One pass over a WHERE whose subquery reads the table: each row in rowid
+ * order, tested when its turn comes and changed at once, so that a live IN
+ * (in_live.c) of a later row, or a subquery a later row runs first, sees
+ * the earlier changes. */
 static int run_live_one_pass(struct dml_run *run)
 {
     struct engine_dml *dml = run->dml;
@@ -295,7 +320,7 @@ static int run_matched(struct dml_run *run)
     size_t count = 0;
     int rc;
 
-    if (dml->one_pass && dml->where_is_live) {
+    if (dml->one_pass && dml->where_reads_table) {
         return run_live_one_pass(run);
     }
     rc = collect(run, dml->matches, 1, &rowids, &count);

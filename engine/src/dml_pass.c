@@ -12,7 +12,10 @@
  * bReplace). sinew has neither triggers nor foreign keys, the other
  * reasons for two passes.
  */
+#include <strings.h>
+
 #include "dml.h"
+#include "plan.h"
 
 static bool has_returning(const struct ast_stmt *ast)
 {
@@ -52,4 +55,75 @@ bool engine__dml_one_pass(const struct engine_stmt *stmt,
     }
     return dml->kind == AST_STMT_DELETE ||
            (!engine__dml_writes(dml, SIZE_MAX) && !may_replace(dml));
+}
+
+static bool select_reads(const struct ast_select *select, const char *table);
+
+static bool expr_reads(const struct ast_expr *ast, const void *table)
+{
+    switch (ast->kind) {
+    case AST_IN_SELECT:
+        return select_reads(ast->u.in_select.select, table);
+    case AST_EXISTS:
+    case AST_SUBQUERY:
+        return select_reads(ast->u.subquery.select, table);
+    default:
+        return false;
+    }
+}
+
+static bool exprs_read(struct ast_expr **items, size_t count, const char *table)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (engine__ast_any(items[i], expr_reads, table)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* readsTable (insert.c), over the parse tree: a FROM item or a subquery
+ * anywhere in select names table. */
+static bool select_reads(const struct ast_select *select, const char *table)
+{
+    for (size_t i = 0; i < select->from_count; i++) {
+        const struct ast_from_item *item = &select->from[i];
+
+        if ((item->table != NULL && strcasecmp(item->table, table) == 0) ||
+            (item->select != NULL && select_reads(item->select, table))) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < select->column_count && select->columns; i++) {
+        if (engine__ast_any(select->columns[i].expr, expr_reads, table)) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < select->order_by_count; i++) {
+        if (engine__ast_any(select->order_by[i].expr, expr_reads, table)) {
+            return true;
+        }
+    }
+    return engine__ast_any(select->where, expr_reads, table) ||
+           engine__ast_any(select->having, expr_reads, table) ||
+           engine__ast_any(select->limit, expr_reads, table) ||
+           engine__ast_any(select->offset, expr_reads, table) ||
+           exprs_read(select->group_by.items, select->group_by.count, table) ||
+           exprs_read(select->values,
+                      select->value_row_count * select->value_column_count,
+                      table);
+}
+
+bool engine__dml_expr_reads(const struct ast_expr *ast, const char *table)
+{
+    return engine__ast_any(ast, expr_reads, table);
+}
+
+bool engine__dml_source_streams(const struct engine_stmt *stmt,
+                                const struct engine_dml *dml)
+{
+    const struct ast_insert *insert = &stmt->ast->u.insert;
+
+    return dml->kind == AST_STMT_INSERT && insert->select != NULL &&
+           !select_reads(insert->select, insert->table);
 }

@@ -41,9 +41,6 @@ static int resolve_target(struct engine_stmt *stmt, struct engine_dml *dml,
         return 0;
     }
     if (dml->kind == AST_STMT_INSERT) {
-        char message[ENGINE__ERRMSG_SIZE];
-
-        (void)message;
         return dml_error(stmt, "table %s has no column named %s",
                          dml->table->name, name);
     }
@@ -306,17 +303,6 @@ static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
 }
 
 /* Scan + WHERE over the table: the rows an UPDATE or DELETE touches. */
-/* Whether a subquery planned since the first `since` is a live IN. */
-static bool has_live_subquery(const struct engine_stmt *stmt, size_t since)
-{
-    for (size_t i = since; i < stmt->subquery_count; i++) {
-        if (stmt->subqueries[i]->live_table != NULL) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
                         const struct ast_expr *where)
 {
@@ -325,7 +311,6 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
         engine__plan_alloc(stmt, (table->column_count + 1) * sizeof(*columns));
     struct engine_compile ctx;
     struct engine_expr *predicate;
-    size_t subqueries_before;
     int rc;
 
     if (columns == NULL) {
@@ -342,7 +327,6 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     compile_context(stmt, dml, &ctx, true);
     ctx.clause = "WHERE";
-    subqueries_before = stmt->subquery_count;
     rc = engine__compile_expr(&ctx, where, &predicate);
     if (rc != 0) {
         return rc;
@@ -351,7 +335,7 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     predicate->is_where = true;
     dml->scan = dml->matches;
     dml->where = predicate;
-    dml->where_is_live = has_live_subquery(stmt, subqueries_before);
+    dml->where_reads_table = engine__dml_expr_reads(where, dml->table->name);
     dml->matches = engine__op_filter(stmt, dml->matches, predicate);
     return dml->matches == NULL ? COMMON_ENOMEM : 0;
 }
@@ -581,6 +565,7 @@ int engine__plan_dml(struct engine_stmt *stmt)
         keep_coded_constraints(stmt, dml);
         dml->may_abort = engine__dml_may_abort(stmt, dml);
         dml->one_pass = engine__dml_one_pass(stmt, dml);
+        dml->source_streams = engine__dml_source_streams(stmt, dml);
     }
     if (rc != 0) {
         return rc == COMMON_ENOMEM

@@ -408,6 +408,31 @@ static int insert_checked(struct dml_run *run, struct engine_value *values,
     return add_returning(run);
 }
 
+/* OP_NewRowid (vdbe.c): the largest rowid + 1; once the largest is
+ * 9223372036854775807, up to 100 random positive rowids not in use, then
+ * SQLITE_FULL. */
+static int new_rowid(struct dml_run *run, int64_t *rowid)
+{
+    const struct engine_table *table = run->dml->table;
+
+    *rowid = engine__table_next_rowid(run->dml->table);
+    for (int attempt = 0; *rowid == INT64_MIN && attempt < 100; attempt++) {
+        int64_t candidate =
+            (int64_t)(engine__random_next(&run->db->random_state) &
+                      (uint64_t)(INT64_MAX >> 1)) +
+            1;
+
+        if (engine__table_find_rowid(table, candidate) < 0) {
+            *rowid = candidate;
+        }
+    }
+    if (*rowid == INT64_MIN) {
+        return engine__error(run->exec, ENGINE_ECONSTRAINT,
+                             "database or disk is full");
+    }
+    return 0;
+}
+
 int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
                            bool has_rowid, int64_t rowid)
 {
@@ -418,11 +443,7 @@ int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
     int rc = apply_affinities(run, values);
 
     if (rc == 0 && !has_rowid) {
-        rowid = engine__table_next_rowid(table);
-        if (rowid == INT64_MIN) {
-            return engine__error(run->exec, ENGINE_ECONSTRAINT,
-                                 "database or disk is full");
-        }
+        rc = new_rowid(run, &rowid);
     }
     if (rc == 0 && table->rowid_alias >= 0) {
         values[table->rowid_alias] = engine__value_int(rowid);
@@ -468,34 +489,41 @@ static int assign(struct dml_run *run, size_t slot,
     }
     *rowid = table->rowids[slot];
     load_row(run, values, *rowid, excluded);
-    /* Every SET value is computed from the old row before any is stored.
-     * A column assigned twice takes the last value, and the earlier
-     * expressions are never evaluated (sqlite3Update keeps one aXRef
-     * entry per column, the last). */
+    /* sqlite3Update: the new rowid is computed and OP_MustBeInt-checked
+     * first, then the other SET values in table column order (aXRef, the
+     * last assignment of a column wins), all from the old row. */
     for (size_t i = 0; i < count; i++) {
-        int rc =
-            is_overridden(assignments, count, i)
-                ? 0
-                : engine__dml_eval(run, assignments[i].value, &computed[i]);
+        if (assignments[i].column == SIZE_MAX &&
+            !is_overridden(assignments, count, i)) {
+            int rc = engine__dml_eval(run, assignments[i].value, &computed[i]);
 
-        if (rc != 0) {
-            return rc;
+            if (rc == 0) {
+                rc = rowid_of(run, computed[i], rowid);
+            }
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    for (size_t c = 0; c < table->column_count; c++) {
+        for (size_t i = 0; i < count; i++) {
+            int rc;
+
+            if (assignments[i].column != c ||
+                is_overridden(assignments, count, i)) {
+                continue;
+            }
+            rc = engine__dml_eval(run, assignments[i].value, &computed[i]);
+            if (rc != 0) {
+                return rc;
+            }
         }
     }
     for (size_t i = 0; i < count; i++) {
         size_t column = assignments[i].column;
-        int rc = 0;
 
-        if (is_overridden(assignments, count, i)) {
-            continue;
-        }
-        if (column == SIZE_MAX) {
-            rc = rowid_of(run, computed[i], rowid);
-        } else {
+        if (column != SIZE_MAX && !is_overridden(assignments, count, i)) {
             values[column] = computed[i];
-        }
-        if (rc != 0) {
-            return rc;
         }
     }
     return apply_affinities(run, values);

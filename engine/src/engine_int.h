@@ -121,6 +121,10 @@ struct engine_exec {
     int parameter_count;
     struct engine_subquery **subqueries;
     size_t subquery_count;
+    /* Sources (table scans, VALUES) hand out one row per batch, so that
+     * every expression above them meets the rows one at a time, in SQLite's
+     * order (see run_insert in dml_exec.c). */
+    bool row_at_a_time;
 };
 
 struct engine_stmt {

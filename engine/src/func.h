@@ -103,4 +103,9 @@ bool engine__like_match(const uint8_t *pattern, size_t pattern_size,
 bool engine__glob_match(const uint8_t *pattern, size_t pattern_size,
                         const uint8_t *text, size_t text_size);
 
+/* splitmix64 (Steele et al. 2014) over *state: random(), randomblob()
+ * and the random rowids of a full table are deterministic given the
+ * state (func_blob.c). */
+uint64_t engine__random_next(uint64_t *state);
+
 #endif /* SINEW_ENGINE_FUNC_H */

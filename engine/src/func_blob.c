@@ -253,9 +253,7 @@ ENGINE__FUNC_SCALAR(zeroblob)
     return 0;
 }
 
-/* splitmix64 (Steele et al. 2014) over *state: random() and randomblob()
- * are deterministic given the state the executor passes. */
-static uint64_t random_next(uint64_t *state)
+uint64_t engine__random_next(uint64_t *state)
 {
     uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
 
@@ -284,7 +282,7 @@ ENGINE__FUNC_SCALAR(randomblob)
         return engine__func_error_nomem(ctx);
     }
     for (i = 0; i < size; i += 8) {
-        uint64_t r = random_next(ctx->random_state);
+        uint64_t r = engine__random_next(ctx->random_state);
         size_t n = size - i < 8 ? (size_t)(size - i) : 8;
         memcpy(blob + i, &r, n);
     }
@@ -299,7 +297,7 @@ ENGINE__FUNC_SCALAR(random)
     ASSERT(argc == 0);
     ASSERT(ctx->random_state != NULL);
     (void)argv;
-    r = (int64_t)random_next(ctx->random_state);
+    r = (int64_t)engine__random_next(ctx->random_state);
     if (r < 0) {
         /* As SQLite: never INT64_MIN, so abs(random()) cannot overflow. */
         r = -(r & INT64_MAX);

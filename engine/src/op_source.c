@@ -131,8 +131,9 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
                      struct engine_batch **out)
 {
     struct scan_state *state = op->state;
-    uint32_t n = engine__table_scan(state->table, &state->cursor, state->slots,
-                                    ENGINE__BATCH_SIZE);
+    uint32_t n =
+        engine__table_scan(state->table, &state->cursor, state->slots,
+                           exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE);
 
     if (n == UINT32_MAX) {
         return engine__error(exec, COMMON_ENOMEM, "out of memory");
@@ -219,13 +220,14 @@ static int values_next(struct engine_op *op, struct engine_exec *exec,
                        struct engine_batch **out)
 {
     struct values_state *state = op->state;
+    uint32_t most = exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE;
     uint32_t n = 0;
 
     engine__arena_reset(&op->arena);
     for (size_t c = 0; c < op->column_count; c++) {
         op->batch.columns[c].kind = ENGINE_VECTOR_VALUES;
     }
-    while (state->row < state->row_count && n < ENGINE__BATCH_SIZE) {
+    while (state->row < state->row_count && n < most) {
         int rc = values_row(op, exec, state->row++, n);
 
         if (rc != 0) {

@@ -466,3 +466,44 @@ INSERT INTO t VALUES (1, 'y');
 SELECT * FROM t;
 INSERT OR IGNORE INTO t VALUES (1, 'z');
 SELECT * FROM t;
+
+-- case: INSERT streams its source (a coroutine): each row goes in before
+-- the next is computed, unless the source reads the table written
+CREATE TABLE s(x);
+CREATE TABLE t(a UNIQUE, b);
+INSERT INTO s VALUES (1), (1), (-9223372036854775808);
+INSERT INTO t SELECT x, abs(x) FROM s;
+SELECT * FROM t;
+INSERT INTO t VALUES (5, 1), (5, 2), (6, abs(-9223372036854775808));
+SELECT * FROM t;
+INSERT INTO t SELECT a + 100, abs(a - 9223372036854775807 - 2) FROM t;
+SELECT * FROM t;
+BEGIN;
+INSERT OR FAIL INTO t SELECT x + 10, CASE WHEN x < 0 THEN abs(x) END FROM s;
+SELECT * FROM t;
+COMMIT;
+
+-- case: UPDATE computes the new rowid first, then the other SET values in
+-- table column order (sqlite3Update)
+CREATE TABLE t(a INTEGER PRIMARY KEY, b, c);
+INSERT INTO t VALUES (1, 2, -9223372036854775808);
+UPDATE t SET c = abs(c), a = 'x';
+UPDATE t SET c = abs(c), b = zeroblob(10000000000 + b - b);
+UPDATE t SET b = abs(c), b = 5, c = c + 1;
+SELECT * FROM t;
+
+-- case: past the largest rowid, new rowids are random unused ones
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (9223372036854775807, 1);
+INSERT INTO t(b) VALUES (2), (3);
+SELECT count(*), min(a) > 0, count(DISTINCT a) FROM t;
+
+-- case: a one-pass statement's subquery over its own table runs when a row
+-- first reaches it, after the earlier rows changed (OP_Once)
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES (1, 1), (2, 0), (3, 0);
+DELETE FROM t WHERE CASE WHEN b THEN 1 WHEN (SELECT count(*) FROM t) < 3 THEN 1 END;
+SELECT * FROM t;
+INSERT INTO t VALUES (1, 1), (2, 0), (3, 0);
+UPDATE t SET b = 5 WHERE CASE WHEN b THEN 1 WHEN (SELECT max(b) FROM t) > 1 THEN 1 END;
+SELECT * FROM t;
