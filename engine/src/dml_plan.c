@@ -114,7 +114,7 @@ static int compile_defaults_and_checks(struct engine_stmt *stmt,
     for (size_t i = 0; rc == 0 && i < table->check_count; i++) {
         rc = engine__compile_expr(&ctx, table->checks[i], &dml->checks[i]);
         if (rc == 0) {
-            engine__expr_mark_condition(dml->checks[i]);
+            engine__expr_mark_check(dml->checks[i]);
         }
         dml->check_names[i] = table->checks[i]->text;
     }

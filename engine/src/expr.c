@@ -764,7 +764,8 @@ static int eval_logic(struct engine_expr *expr, struct engine_eval *eval,
         int truth = engine__value_truth(&v);
 
         set_bool(out, row, truth);
-        if (!expr->is_condition || truth != (is_and ? 0 : 1)) {
+        if (!expr->is_condition || (truth != (is_and ? 0 : 1) &&
+                                    (truth >= 0 || !expr->null_decides))) {
             selection[n++] = row;
         }
     }
@@ -913,24 +914,53 @@ int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
     return prime_constraints(expr, eval);
 }
 
+/* A condition coded as sqlite3ExprIfTrue (if_true) or sqlite3ExprIfFalse
+ * with jumpIfNull = jump_null (expr.c): AND and OR pass the contexts on
+ * to their operands as those functions do, and a NULL left operand
+ * decides the jump, so the right one is skipped, exactly where the
+ * left's jump on NULL leaves the right unevaluated. */
+static void mark(struct engine_expr *expr, bool if_true, bool jump_null)
+{
+    bool is_and = expr->op == ENGINE_EXPR_AND;
+    bool is_true_test, is_not;
+
+    switch (expr->op) {
+    case ENGINE_EXPR_AND:
+    case ENGINE_EXPR_OR:
+        expr->is_condition = true;
+        expr->null_decides = (is_and == if_true) ? !jump_null : jump_null;
+        if (is_and != if_true) {
+            mark(expr->args[0], if_true, jump_null);
+        } else {
+            mark(expr->args[0], !if_true, !jump_null);
+        }
+        mark(expr->args[1], if_true, jump_null);
+        break;
+    case ENGINE_EXPR_NOT:
+        mark(expr->args[0], !if_true, jump_null);
+        break;
+    case ENGINE_EXPR_TRUTH:
+        /* TK_TRUTH: IS TRUE / IS NOT FALSE test the operand as a jump of
+         * the same sense, IS FALSE / IS NOT TRUE of the other, with
+         * jumpIfNull fixed by IS NOT. */
+        is_not = expr->negated;
+        is_true_test = expr->u.truth != is_not;
+        mark(expr->args[0], is_true_test ? if_true : !if_true,
+             if_true ? is_not : !is_not);
+        break;
+    default:
+        break;
+    }
+}
+
 void engine__expr_mark_condition(struct engine_expr *expr)
 {
-    while (expr != NULL) {
-        switch (expr->op) {
-        case ENGINE_EXPR_AND:
-        case ENGINE_EXPR_OR:
-            expr->is_condition = true;
-            engine__expr_mark_condition(expr->args[0]);
-            expr = expr->args[1];
-            break;
-        case ENGINE_EXPR_NOT:
-        case ENGINE_EXPR_TRUTH:
-            expr = expr->args[0];
-            break;
-        default:
-            return;
-        }
-    }
+    mark(expr, false, true);
+}
+
+void engine__expr_mark_check(struct engine_expr *expr)
+{
+    mark(expr, true, true);
 }
 
 int engine__logic_combine(bool is_and, int l, int r)

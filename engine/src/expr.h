@@ -84,6 +84,8 @@ struct engine_expr {
     bool has_else;                   /* CASE ... ELSE */
     bool is_condition;               /* AND/OR deciding a jump: the right
                                         side only runs where needed */
+    bool null_decides;               /* is_condition: a NULL left operand
+                                        decides the jump too */
     bool is_factored;                /* the root of a SELECT's WHERE: see
                                         engine__expr_prime() */
     bool is_where;                   /* the root of a WHERE (SELECT,
@@ -125,10 +127,14 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
                       const struct engine_vector **out);
 
 /* Marks expr as a condition SQLite codes with jumps (WHERE, HAVING, ON,
- * FILTER, CHECK, CASE WHEN; sqlite3ExprIfFalse): its AND/OR, also under
- * NOT and IS [NOT] TRUE|FALSE, skip their right operand once the left
- * decides. Elsewhere SQLite computes both operands (OP_And, OP_Or). */
+ * FILTER, CASE WHEN: sqlite3ExprIfFalse with SQLITE_JUMPIFNULL): its
+ * AND/OR, also under NOT and IS [NOT] TRUE|FALSE, skip their right
+ * operand once the left decides the jump. Elsewhere SQLite computes both
+ * operands (OP_And, OP_Or). */
 void engine__expr_mark_condition(struct engine_expr *expr);
+/* The same for a CHECK constraint, coded as sqlite3ExprIfTrue with
+ * SQLITE_JUMPIFNULL (NULL passes). */
+void engine__expr_mark_check(struct engine_expr *expr);
 
 /* Evaluates once, on no row, the parts of a condition that SQLite computes
  * before the first row, whose errors ("integer overflow", a bad ESCAPE)

@@ -448,6 +448,29 @@ static int compile_binary(struct engine_compile *ctx,
     return rc;
 }
 
+/* A node over comparison *out that passes its value (0, 1 or NULL, which
+ * CAST AS INTEGER keeps) and carries collation, with no affinity of its
+ * own (sqlite3ExprAffinity skips TK_COLLATE). */
+static int wrap_compare(struct engine_compile *ctx,
+                        enum engine_collation collation,
+                        struct engine_expr **out)
+{
+    struct engine_expr *e = new_expr(ctx, ENGINE_EXPR_CAST, 1);
+
+    if (e == NULL) {
+        return oom(ctx);
+    }
+    e->args[0] = *out;
+    e->u.cast_affinity = ENGINE_AFFINITY_INTEGER;
+    e->affinity = (*out)->affinity;
+    e->has_affinity = (*out)->has_affinity;
+    e->collation = collation;
+    e->has_collation = true;
+    e->explicit_collation = true;
+    *out = e;
+    return 0;
+}
+
 static int compile_collate(struct engine_compile *ctx,
                            const struct ast_expr *ast, struct engine_expr **out)
 {
@@ -464,11 +487,12 @@ static int compile_collate(struct engine_compile *ctx,
     if ((*out)->op == ENGINE_EXPR_COMPARE) {
         /* "(x <= y) COLLATE NOCASE" collates the comparison's 0 or 1, not
          * the comparison itself, whose collation stays that of x and y
-         * (sqlite3ExprCollSeq follows EP_Collate upwards only); a number
-         * compares alike under every collation. */
-        (*out)->has_collation = true;
-        (*out)->explicit_collation = true;
-        return 0;
+         * (sqlite3ExprCollSeq follows EP_Collate upwards only). Yet the
+         * COLLATE still reaches the nodes above it: "CASE WHEN (x = y)
+         * COLLATE NOCASE THEN a END" sorts a under NOCASE. So the name
+         * goes on a node of its own over the comparison, as SQLite's
+         * TK_COLLATE is. */
+        return wrap_compare(ctx, collation, out);
     }
     if ((*out)->op == ENGINE_EXPR_COLUMN) {
         struct engine_expr *copy = new_expr(ctx, ENGINE_EXPR_COLUMN, 0);

@@ -5,8 +5,9 @@
  * Groups are found by their key values in a rowset (rowset.h: equal under
  * each key's collation, NULLs equal), numbered in first-seen order. Each
  * group holds one state block per aggregate (func.h), a distinct-value set
- * per aggregate(DISTINCT ...), and the values of the "bare" columns at its
- * last row. SQLite sorts for GROUP BY, so its groups come out in key order:
+ * per aggregate(DISTINCT ...), and the values of the "bare" columns (and,
+ * with a min() or max(), of the keys) at the row SQLite last loaded them
+ * from. SQLite sorts for GROUP BY, so its groups come out in key order:
  * with sort_groups the groups are sorted by key before they are emitted.
  * An aggregate query without GROUP BY returns one row even over no input.
  */
@@ -35,10 +36,14 @@ struct aggregate_state {
     bool groups_ready;
     unsigned char *blocks;            /* group_capacity * block_size */
     struct engine_value *bare_values; /* group_capacity * bare_count */
-    struct engine_rowset **distinct;  /* group_capacity * spec_count */
+    struct engine_value *key_values;  /* group_capacity * key_count: the
+                                         keys at the loaded row */
+    bool *hits; /* group_capacity: SQLite's regHit, "do not load" */
+    struct engine_rowset **distinct; /* group_capacity * spec_count */
     size_t group_capacity;
     size_t ready_groups;   /* groups whose states are set up */
     ptrdiff_t minmax_spec; /* the last one-argument min()/max(), or -1 */
+    bool filter_sets_hit;  /* a FILTER copies regAcc into regHit */
     bool single_loaded;    /* no GROUP BY: bare columns were loaded */
     struct engine_arena bare_bytes;
     size_t *order;
@@ -76,11 +81,15 @@ static void release_groups(struct aggregate_state *s)
     }
     common_free(s->blocks);
     common_free(s->bare_values);
+    common_free(s->key_values);
+    common_free(s->hits);
     common_free(s->distinct);
     common_free(s->order);
     engine__arena_close(&s->bare_bytes);
     s->blocks = NULL;
     s->bare_values = NULL;
+    s->key_values = NULL;
+    s->hits = NULL;
     s->distinct = NULL;
     s->order = NULL;
     s->group_capacity = 0;
@@ -108,6 +117,8 @@ static int grow_groups(struct aggregate_state *s)
     unsigned char *blocks =
         common_realloc_array(s->blocks, capacity, s->block_size + 1);
     struct engine_value *bare;
+    struct engine_value *keys;
+    bool *hits;
     struct engine_rowset **distinct;
 
     if (blocks == NULL) {
@@ -120,6 +131,17 @@ static int grow_groups(struct aggregate_state *s)
         return COMMON_ENOMEM;
     }
     s->bare_values = bare;
+    keys = common_realloc_array(s->key_values, capacity * s->key_count + 1,
+                                sizeof(*keys));
+    if (keys == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->key_values = keys;
+    hits = common_realloc_array(s->hits, capacity + 1, sizeof(*hits));
+    if (hits == NULL) {
+        return COMMON_ENOMEM;
+    }
+    s->hits = hits;
     distinct = common_realloc_array(s->distinct, capacity * s->spec_count + 1,
                                     sizeof(*distinct));
     if (distinct == NULL) {
@@ -146,6 +168,10 @@ static int new_group(struct aggregate_state *s, size_t g)
     for (size_t b = 0; b < s->bare_count; b++) {
         s->bare_values[g * s->bare_count + b] = engine__value_null();
     }
+    for (size_t k = 0; k < s->key_count; k++) {
+        s->key_values[g * s->key_count + k] = engine__value_null();
+    }
+    s->hits[g] = false;
     s->ready_groups = g + 1;
     return 0;
 }
@@ -280,11 +306,26 @@ static int distinct_seen(struct aggregate_state *s, size_t g, size_t i,
     return 0;
 }
 
-/* Steps aggregate i of group g with row; *skipped tells whether a min() or
- * max() kept its old value (then the row's bare columns are not kept). */
+/* A one-argument min() or max(): SQLITE_FUNC_NEEDCOLL, whose OP_CollSeq
+ * carries the regHit register (select.c updateAccumulator()). */
+static bool is_minmax(const struct engine_aggregate_spec *spec)
+{
+    const struct engine_aggregate_def *def = spec->def;
+
+    return def != NULL && spec->arg_count == 1 &&
+           (strcmp(def->name, "min") == 0 || strcmp(def->name, "max") == 0);
+}
+
+/* How step_spec() went: the FILTER or DISTINCT passed the row over (no
+ * OP_CollSeq, no OP_AggStep), or the step ran, or it ran and asked not
+ * to load the row (sqlite3SkipAccumulatorLoad: a min() or max() that
+ * kept its old value). */
+enum step_outcome { STEP_PASSED_OVER, STEP_RAN, STEP_RAN_NO_LOAD };
+
+/* Steps aggregate i of group g with row; *outcome tells how. */
 static int step_spec(struct engine_op *op, struct engine_eval *eval,
                      const struct batch_inputs *v, size_t g, size_t i,
-                     uint32_t row, bool *skipped)
+                     uint32_t row, enum step_outcome *outcome)
 {
     struct aggregate_state *s = op->state;
     const struct engine_aggregate_spec *spec = &s->specs[i];
@@ -294,6 +335,7 @@ static int step_spec(struct engine_op *op, struct engine_eval *eval,
     bool seen = false;
     int rc;
 
+    *outcome = STEP_PASSED_OVER;
     if (v->filters[i] != NULL) {
         struct engine_value truth = engine__vector_get(v->filters[i], row);
 
@@ -315,7 +357,7 @@ static int step_spec(struct engine_op *op, struct engine_eval *eval,
     ctx.skip_accumulator_load = false;
     rc =
         spec->def->step(&ctx, group_state(s, g, i), (int)spec->arg_count, argv);
-    *skipped = ctx.skip_accumulator_load;
+    *outcome = ctx.skip_accumulator_load ? STEP_RAN_NO_LOAD : STEP_RAN;
     if (rc != 0) {
         return engine__error(eval->exec, rc, "%s",
                              errmsg[0] ? errmsg : engine_strerror(rc));
@@ -323,22 +365,43 @@ static int step_spec(struct engine_op *op, struct engine_eval *eval,
     return 0;
 }
 
+/* Copies row's value of vector into *slot, its bytes into bare_bytes. */
+static int keep_value(struct aggregate_state *s, const struct engine_vector *v,
+                      uint32_t row, struct engine_value *slot)
+{
+    struct engine_value value = engine__vector_get(v, row);
+
+    if (value.type == ENGINE_TEXT || value.type == ENGINE_BLOB) {
+        void *bytes = engine__arena_memdup(&s->bare_bytes, value.u.s.bytes,
+                                           value.u.s.size);
+
+        if (bytes == NULL) {
+            return COMMON_ENOMEM;
+        }
+        value.u.s.bytes = bytes;
+    }
+    *slot = value;
+    return 0;
+}
+
+/* Loads row into group g's accumulator columns (updateAccumulator() in
+ * select.c). SQLite reads a GROUP BY term in the result from these too,
+ * not from the sorter's key, so with a min() or max() "SELECT d, min(e)
+ * ... GROUP BY d" shows d as written in the min() row (1.0, not 1). */
 static int keep_bare(struct aggregate_state *s, const struct batch_inputs *v,
                      size_t g, uint32_t row)
 {
     for (size_t b = 0; b < s->bare_count; b++) {
-        struct engine_value value = engine__vector_get(v->bare[b], row);
-
-        if (value.type == ENGINE_TEXT || value.type == ENGINE_BLOB) {
-            void *bytes = engine__arena_memdup(&s->bare_bytes, value.u.s.bytes,
-                                               value.u.s.size);
-
-            if (bytes == NULL) {
-                return COMMON_ENOMEM;
-            }
-            value.u.s.bytes = bytes;
+        if (keep_value(s, v->bare[b], row,
+                       &s->bare_values[g * s->bare_count + b]) != 0) {
+            return COMMON_ENOMEM;
         }
-        s->bare_values[g * s->bare_count + b] = value;
+    }
+    for (size_t k = 0; s->minmax_spec >= 0 && k < s->key_count; k++) {
+        if (keep_value(s, v->keys[k], row,
+                       &s->key_values[g * s->key_count + k]) != 0) {
+            return COMMON_ENOMEM;
+        }
     }
     return 0;
 }
@@ -379,32 +442,41 @@ static bool fast_step(struct aggregate_state *s, const struct batch_inputs *v,
 }
 
 /* Steps every aggregate of group g with row, then loads the row's bare
- * columns when SQLite would (updateAccumulator() in select.c): with a
- * min()/max() in the query, unless the last of them kept its old value;
- * without one, only for the group's first row. */
+ * columns when SQLite would (updateAccumulator() in select.c). Without a
+ * min()/max(), only for the group's first row (regAcc). With one, unless
+ * the register regHit says not to: each min()/max() that runs clears it
+ * (OP_CollSeq) and sets it when it keeps its old value (OP_AggStep); a
+ * FILTER first copies regAcc into it (0 on a group's first row, else 1)
+ * where regAcc exists; a row a FILTER or DISTINCT passes over leaves it
+ * as the previous row of the group left it. */
 static int step_all(struct engine_op *op, struct engine_eval *eval,
                     const struct batch_inputs *v, size_t g, uint32_t row,
                     bool first_row)
 {
     struct aggregate_state *s = op->state;
-    bool load = first_row;
+    bool *hit = &s->hits[g];
 
     for (size_t i = 0; i < s->spec_count; i++) {
-        bool skipped = false;
+        enum step_outcome outcome;
         int rc;
 
         if (s->specs[i].def == NULL) {
             continue;
         }
-        rc = step_spec(op, eval, v, g, i, row, &skipped);
+        if (s->specs[i].filter != NULL && s->filter_sets_hit &&
+            is_minmax(&s->specs[i])) {
+            *hit = !first_row;
+        }
+        rc = step_spec(op, eval, v, g, i, row, &outcome);
         if (rc != 0) {
             return rc;
         }
-        if ((ptrdiff_t)i == s->minmax_spec) {
-            load = !skipped;
+        if (outcome != STEP_PASSED_OVER && is_minmax(&s->specs[i])) {
+            *hit = outcome == STEP_RAN_NO_LOAD;
         }
     }
-    if (load && keep_bare(s, v, g, row) != 0) {
+    if ((s->minmax_spec >= 0 ? !*hit : first_row) &&
+        keep_bare(s, v, g, row) != 0) {
         return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
     }
     return 0;
@@ -435,14 +507,14 @@ static int absorb_single_group(struct engine_op *op, struct engine_eval *eval,
         return rc;
     }
     for (size_t i = 0; i < s->spec_count; i++) {
-        bool skipped;
+        enum step_outcome outcome;
 
         if (s->specs[i].def == NULL || fast_step(s, v, in, i)) {
             continue;
         }
         for (uint32_t r = 0; rc == 0 && r < in->selected; r++) {
             rc = step_spec(op, eval, v, 0, i, engine__batch_row(in, r),
-                           &skipped);
+                           &outcome);
         }
     }
     if (rc == 0 && !s->single_loaded && in->selected > 0) {
@@ -561,6 +633,10 @@ static int emit_group(struct engine_op *op, struct engine_exec *exec, size_t g,
     char errmsg[ENGINE__ERRMSG_SIZE];
     struct engine_func_context ctx;
 
+    if (s->minmax_spec >= 0 && s->key_count > 0) {
+        key = &s->key_values[g * s->key_count]; /* see keep_bare() */
+    }
+
     for (size_t k = 0; k < s->key_count; k++) {
         engine__vector_set(&columns[k], n, n, key[k]);
     }
@@ -632,22 +708,32 @@ static const struct engine_op_ops aggregate_ops = {
     .destroy = aggregate_destroy,
 };
 
-/* The last one-argument min() or max() among the aggregates, or -1: the
- * one whose updates decide which row bare columns show. */
+/* The last one-argument min() or max() among the aggregates, or -1. */
 static ptrdiff_t last_minmax(const struct engine_aggregate_spec *specs,
                              size_t count)
 {
     ptrdiff_t last = -1;
 
     for (size_t i = 0; i < count; i++) {
-        const struct engine_aggregate_def *def = specs[i].def;
-
-        if (def != NULL && specs[i].arg_count == 1 &&
-            (strcmp(def->name, "min") == 0 || strcmp(def->name, "max") == 0)) {
+        if (is_minmax(&specs[i])) {
             last = (ptrdiff_t)i;
         }
     }
     return last;
+}
+
+/* Whether updateAccumulator()'s FILTER code copies regAcc into regHit:
+ * regAcc exists with a GROUP BY (iUseFlag), and without one only when no
+ * min()/max() lacks a FILTER (sqlite3Select(), "regAcc"). */
+static bool filter_sets_hit(const struct engine_aggregate_spec *specs,
+                            size_t count, size_t key_count)
+{
+    for (size_t i = 0; key_count == 0 && i < count; i++) {
+        if (is_minmax(&specs[i]) && specs[i].filter == NULL) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static int layout_states(struct engine_stmt *stmt, struct aggregate_state *s)
@@ -698,6 +784,8 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
     s->sort_groups = sort_groups;
     s->key_descending = key_descending;
     s->minmax_spec = last_minmax(aggregates, aggregate_count);
+    s->filter_sets_hit =
+        filter_sets_hit(aggregates, aggregate_count, key_count);
     engine__arena_init(&s->bare_bytes);
     return layout_states(stmt, s) == 0 ? op : NULL;
 }

@@ -507,3 +507,32 @@ SELECT * FROM t;
 INSERT INTO t VALUES (1, 1), (2, 0), (3, 0);
 UPDATE t SET b = 5 WHERE CASE WHEN b THEN 1 WHEN (SELECT max(b) FROM t) > 1 THEN 1 END;
 SELECT * FROM t;
+
+-- case: in a jump, a NULL left operand of AND decides as false does
+-- (sqlite3ExprIfFalse with SQLITE_JUMPIFNULL), under NOT it does not
+CREATE TABLE t(d, e);
+INSERT INTO t VALUES (5, 1), (NULL, -9223372036854775808);
+SELECT 1 FROM t WHERE (d AND abs(e)) COLLATE RTRIM;
+SELECT 2 FROM t WHERE d AND abs(e);
+SELECT 3 FROM t WHERE NOT (d AND abs(e));
+SELECT 4 FROM t WHERE (d AND abs(e)) IS NOT TRUE;
+SELECT 5 FROM t WHERE (d AND abs(e)) IS NOT FALSE;
+SELECT CASE WHEN d AND abs(e) THEN 1 ELSE 0 END FROM t;
+SELECT count(*) FILTER (WHERE d AND abs(e)) FROM t;
+CREATE TABLE c(d, e, CHECK (d AND abs(e)));
+INSERT INTO c VALUES (NULL, -9223372036854775808);
+INSERT INTO c VALUES (0, -9223372036854775808);
+SELECT * FROM c;
+
+-- case: a GROUP BY column shows the row min() or max() loaded
+CREATE TABLE t(d, e);
+INSERT INTO t VALUES (1, 'b'), (1.0, 'a');
+SELECT d, min(e) FROM t GROUP BY d;
+SELECT d, max(e) FROM t GROUP BY d;
+SELECT d, min(DISTINCT 'x') FROM t GROUP BY d;
+
+-- case: COLLATE over a comparison collates what reads it
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES ('a_c', 1), ('B0', 1);
+SELECT CASE WHEN (1 = 1) COLLATE NOCASE THEN a END FROM t ORDER BY 1;
+SELECT ((1 = 1) COLLATE NOCASE || 'A') = '1a';

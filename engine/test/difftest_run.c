@@ -265,6 +265,19 @@ static size_t text_folded_size(const struct dt_value *v)
     return n;
 }
 
+/* Whether an INTEGER and a REAL sort as equal. SQLite compares them
+ * exactly (sqlite3IntFloatCompare, vdbeaux.c), not as doubles: the REAL
+ * -9223372036854775808.0 ties with the INTEGER -9223372036854775808 but
+ * sorts below -9223372036854775807, which a cast to double would make
+ * equal too. That would let a run of ties span values SQLite ordered. */
+static bool int_real_equal(int64_t i, double r)
+{
+    if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
+        return false; /* NaN, or out of range of every INTEGER */
+    }
+    return (double)(int64_t)r == r && (int64_t)r == i;
+}
+
 /* Whether a and b could sort as equal under some collation. Erring towards
  * "equal" only makes the keyed comparison more lenient. */
 static bool value_loosely_equal(const struct dt_value *a,
@@ -282,8 +295,12 @@ static bool value_loosely_equal(const struct dt_value *a,
         if (a->type == SQLITE_INTEGER && b->type == SQLITE_INTEGER) {
             return a->i == b->i;
         }
+        if (a->type != b->type) {
+            return a->type == SQLITE_INTEGER ? int_real_equal(a->i, b->r)
+                                             : int_real_equal(b->i, a->r);
+        }
         /* A sort compares REALs by value: -0.0 and 0.0 tie. */
-        return value_number(a) == value_number(b);
+        return a->r == b->r;
     }
     if (a->type == SQLITE_BLOB) {
         return value_same(a, b);
