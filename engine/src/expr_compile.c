@@ -603,8 +603,17 @@ static int compile_between(struct engine_compile *ctx,
     }
     lower_test->u.compare = negated ? ENGINE_COMPARE_LT : ENGINE_COMPARE_GE;
     upper_test->u.compare = negated ? ENGINE_COMPARE_GT : ENGINE_COMPARE_LE;
-    return make_binary(ctx, negated ? ENGINE_EXPR_OR : ENGINE_EXPR_AND,
-                       lower_test, upper_test, out);
+    rc = make_binary(ctx, negated ? ENGINE_EXPR_OR : ENGINE_EXPR_AND,
+                     lower_test, upper_test, out);
+    /* A COLLATE on x reaches what reads "x BETWEEN ..." (EP_Collate comes
+     * up from the left operand only: parse.y attaches low and high
+     * without sqlite3ExprSetHeightAndFlags). */
+    if (rc == 0 && x1->explicit_collation) {
+        (*out)->collation = x1->collation;
+        (*out)->has_collation = true;
+        (*out)->explicit_collation = true;
+    }
+    return rc;
 }
 
 static int compile_like(struct engine_compile *ctx, const struct ast_expr *ast,

@@ -108,7 +108,9 @@ int engine__scope_of_table(struct engine_stmt *stmt,
         column->table = alias != NULL ? alias : table->name;
         column->affinity = table->columns[i].affinity;
         column->collation = table->columns[i].collation;
-        column->has_collation = true;
+        /* An INTEGER PRIMARY KEY reads the rowid (iColumn -1), which has
+         * no collation (sqlite3ExprCollSeq). */
+        column->has_collation = (ptrdiff_t)i != table->rowid_alias;
     }
     scope->column_count = n;
     scope->table_name = table->name;

@@ -536,3 +536,12 @@ CREATE TABLE t(a, b);
 INSERT INTO t VALUES ('a_c', 1), ('B0', 1);
 SELECT CASE WHEN (1 = 1) COLLATE NOCASE THEN a END FROM t ORDER BY 1;
 SELECT ((1 = 1) COLLATE NOCASE || 'A') = '1a';
+
+-- case: COLLATE on BETWEEN's left operand reaches its readers; an INTEGER
+-- PRIMARY KEY has no collation of its own
+CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT COLLATE NOCASE, e COLLATE RTRIM);
+INSERT INTO t VALUES (1, '1', 'a'), (2, 'x', 'b'), (3, 'Ab ', '_- z');
+SELECT e FROM t ORDER BY max((7 COLLATE NOCASE) BETWEEN 1 AND 2, e) DESC;
+SELECT e FROM t ORDER BY ((7 COLLATE NOCASE) BETWEEN 1 AND 2) || e DESC;
+SELECT e FROM t ORDER BY (7 BETWEEN (1 COLLATE NOCASE) AND 2) || e DESC;
+SELECT a = b, b = a, max(a, e, 'a '), max(a, 'a ', e) FROM t;
