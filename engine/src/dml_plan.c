@@ -269,15 +269,35 @@ static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
     return returning_affinities(stmt, dml);
 }
 
+/* Whether an assignment SQLite codes calls a function: a column assigned
+ * twice keeps only its last value (aXRef), the others are never coded. */
+static bool calls_coded(const struct dml_assignment *assignments,
+                        const bool *calls, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        bool overridden = false;
+
+        for (size_t j = i + 1; j < count && !overridden; j++) {
+            overridden = assignments[j].column == assignments[i].column;
+        }
+        if (calls[i] && !overridden) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
                             const struct ast_assignment *list, size_t count,
                             struct dml_assignment **out)
 {
     struct dml_assignment *assignments =
         engine__plan_alloc(stmt, (count + 1) * sizeof(*assignments));
+    bool *calls = engine__plan_alloc(stmt, count + 1);
+    bool calls_before = stmt->calls_function;
     struct engine_compile ctx;
 
-    if (assignments == NULL) {
+    if (assignments == NULL || calls == NULL) {
         return COMMON_ENOMEM;
     }
     compile_context(stmt, dml, &ctx, true);
@@ -288,16 +308,20 @@ static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
             return dml_error(stmt, "%s is not supported yet",
                              "assigning a subquery to several columns");
         }
-        rc = resolve_target(stmt, dml, list[i].columns[0],
-                            &assignments[i].column);
+        /* sqlite3Update resolves each value, then its column. */
+        stmt->calls_function = false;
+        rc = engine__compile_expr(&ctx, list[i].value, &assignments[i].value);
+        calls[i] = stmt->calls_function;
         if (rc == 0) {
-            rc = engine__compile_expr(&ctx, list[i].value,
-                                      &assignments[i].value);
+            rc = resolve_target(stmt, dml, list[i].columns[0],
+                                &assignments[i].column);
         }
         if (rc != 0) {
             return rc;
         }
     }
+    stmt->calls_function =
+        calls_before || calls_coded(assignments, calls, count);
     *out = assignments;
     return 0;
 }

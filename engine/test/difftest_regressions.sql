@@ -545,3 +545,13 @@ SELECT e FROM t ORDER BY max((7 COLLATE NOCASE) BETWEEN 1 AND 2, e) DESC;
 SELECT e FROM t ORDER BY ((7 COLLATE NOCASE) BETWEEN 1 AND 2) || e DESC;
 SELECT e FROM t ORDER BY (7 BETWEEN (1 COLLATE NOCASE) AND 2) || e DESC;
 SELECT a = b, b = a, max(a, e, 'a '), max(a, 'a ', e) FROM t;
+
+-- case: a SET value that a later one for the same column replaces is never
+-- coded, so its function call gives no statement journal
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (3, 100), (9, 7), (31, '21 b');
+BEGIN;
+UPDATE OR REPLACE t SET a = lower(-2), a = b WHERE b;
+SELECT * FROM t;
+UPDATE t SET b = nosuch, b = 1;
+COMMIT;
