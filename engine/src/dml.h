@@ -75,8 +75,8 @@ bool engine__dml_writes(const struct engine_dml *dml, size_t column);
 
 /* Whether SQLite runs an INSERT's source as a coroutine, inserting each
  * row before it computes the next: unless the source reads the table
- * written (readsTable, insert.c), when it fills a temporary table first
- * (dml_pass.c). */
+ * written (readsTable, insert.c) or the INSERT has a trigger (RETURNING
+ * is one), when it fills a temporary table first (dml_pass.c). */
 bool engine__dml_source_streams(const struct engine_stmt *stmt,
                                 const struct engine_dml *dml);
 

@@ -125,5 +125,6 @@ bool engine__dml_source_streams(const struct engine_stmt *stmt,
     const struct ast_insert *insert = &stmt->ast->u.insert;
 
     return dml->kind == AST_STMT_INSERT && insert->select != NULL &&
+           insert->returning.columns == NULL &&
            !select_reads(insert->select, insert->table);
 }

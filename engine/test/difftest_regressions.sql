@@ -555,3 +555,11 @@ UPDATE OR REPLACE t SET a = lower(-2), a = b WHERE b;
 SELECT * FROM t;
 UPDATE t SET b = nosuch, b = 1;
 COMMIT;
+
+-- case: an INSERT with RETURNING computes all of its source first
+CREATE TABLE s(x);
+CREATE TABLE t(a UNIQUE, b);
+INSERT INTO s VALUES (1), (1), (-9223372036854775808);
+INSERT INTO t SELECT 1, abs(x) FROM s RETURNING a;
+INSERT INTO t VALUES (5, 1), (5, 2), (6, abs(-9223372036854775808)) RETURNING b;
+SELECT * FROM t;
