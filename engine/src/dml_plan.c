@@ -335,6 +335,7 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
         engine__plan_alloc(stmt, (table->column_count + 1) * sizeof(*columns));
     struct engine_compile ctx;
     struct engine_expr *predicate;
+    const struct ast_expr *ordered;
     int rc;
 
     if (columns == NULL) {
@@ -351,7 +352,11 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     compile_context(stmt, dml, &ctx, true);
     ctx.clause = "WHERE";
-    rc = engine__compile_expr(&ctx, where, &predicate);
+    ordered = engine__plan_rowid_terms_first(stmt, where, table);
+    if (ordered == NULL) {
+        return COMMON_ENOMEM;
+    }
+    rc = engine__compile_expr(&ctx, ordered, &predicate);
     if (rc != 0) {
         return rc;
     }

@@ -222,6 +222,16 @@ static int compile_column(struct engine_compile *ctx,
     if (index >= 0) {
         return column_ref(ctx, (size_t)index, out);
     }
+    if (ctx->scope != NULL && ctx->scope->null_rowid &&
+        engine__table_is_rowid_name(name) &&
+        (table == NULL || table_matches(ctx->scope, table))) {
+        *out = new_expr(ctx, ENGINE_EXPR_CONSTANT, 0);
+        if (*out == NULL) {
+            return oom(ctx);
+        }
+        (*out)->u.constant = engine__value_null();
+        return 0;
+    }
     alias = table == NULL ? find_alias(ctx, name) : NULL;
     if (alias != NULL && alias != ast) {
         return compile(ctx, alias, out);

@@ -36,6 +36,8 @@ struct engine_scope {
     const char *table_name; /* the FROM table's name (for t.* and t.col) */
     const char *alias;      /* its alias, or NULL */
     ptrdiff_t rowid_column; /* input index of the rowid, or -1 */
+    bool null_rowid;        /* a FROM subquery: "rowid" reads NULL, as in
+                               SQLite 3.40 */
 };
 
 /* An aggregation being planned: the expressions above it are rewritten to
@@ -120,6 +122,21 @@ int engine__plan_select_projected(struct engine_stmt *stmt,
 void engine__in_mark_live(struct engine_compile *ctx,
                           const struct ast_select *select,
                           struct engine_expr *in);
+
+/* select with its FROM subquery merged into it where SQLite would flatten
+ * it and sinew can (plan_flatten.c); select itself otherwise; NULL when
+ * out of memory. */
+const struct ast_select *engine__plan_flatten(struct engine_stmt *stmt,
+                                              const struct ast_select *select);
+
+/* where with its terms "rowid = constant" moved to the front of its
+ * top-level AND, as SQLite's rowid lookup runs them first (plan_terms.c);
+ * where itself when there is nothing to move or table is NULL; NULL when
+ * out of memory. */
+const struct ast_expr *
+engine__plan_rowid_terms_first(struct engine_stmt *stmt,
+                               const struct ast_expr *where,
+                               const struct engine_table *table);
 
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,

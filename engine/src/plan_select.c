@@ -365,6 +365,7 @@ static int plan_subquery_source(struct select_plan *plan,
     plan->scope.column_count = count;
     plan->scope.alias = item->alias;
     plan->scope.rowid_column = -1;
+    plan->scope.null_rowid = true;
     return 0;
 }
 
@@ -511,14 +512,24 @@ static int expand_results(struct select_plan *plan)
 
 static int compile_where(struct select_plan *plan)
 {
+    const struct ast_select *select = plan->select;
+    const struct engine_table *table = NULL;
+    const struct ast_expr *where = select->where;
     struct engine_compile ctx;
     int rc;
 
-    if (plan->select->where == NULL) {
+    if (where == NULL) {
         return 0;
     }
+    if (select->from_count == 1 && select->from[0].table != NULL) {
+        table = engine__catalog_find(plan->stmt->db, select->from[0].table);
+    }
+    where = engine__plan_rowid_terms_first(plan->stmt, where, table);
+    if (where == NULL) {
+        return oom(plan);
+    }
     compile_context(plan, &ctx, "WHERE", false);
-    rc = engine__compile_expr(&ctx, plan->select->where, &plan->where);
+    rc = engine__compile_expr(&ctx, where, &plan->where);
     if (rc == 0) {
         engine__expr_mark_condition(plan->where);
         plan->where->is_factored = true;
@@ -1174,6 +1185,7 @@ static int plan_select_into(struct engine_stmt *stmt,
                             size_t *column_count)
 {
     struct select_plan plan = {.stmt = stmt, .select = select};
+    const struct ast_select *flat;
     int rc;
 
     if (select->columns == NULL) {
@@ -1182,6 +1194,12 @@ static int plan_select_into(struct engine_stmt *stmt,
         return rc;
     }
     rc = plan_body(&plan);
+    if (rc == 0 && (flat = engine__plan_flatten(stmt, select)) != select) {
+        /* Planned first as written, for the errors and names SQLite gives
+         * before it flattens; then again flattened. */
+        plan = (struct select_plan){.stmt = stmt, .select = flat};
+        rc = flat != NULL ? plan_body(&plan) : COMMON_ENOMEM;
+    }
     if (rc != 0) {
         return rc;
     }

@@ -563,3 +563,24 @@ INSERT INTO s VALUES (1), (1), (-9223372036854775808);
 INSERT INTO t SELECT 1, abs(x) FROM s RETURNING a;
 INSERT INTO t VALUES (5, 1), (5, 2), (6, abs(-9223372036854775808)) RETURNING b;
 SELECT * FROM t;
+
+-- case: a FROM subquery of * with a WHERE is flattened: its WHERE joins
+-- the outer one's, first (flattenSubquery)
+CREATE TABLE t(a INTEGER PRIMARY KEY, b, e);
+INSERT INTO t VALUES (1, 'x', 5), (2, 'y', -9223372036854775808);
+SELECT b FROM (SELECT * FROM t WHERE x'') AS t WHERE abs(-9223372036854775808);
+SELECT b FROM (SELECT * FROM t WHERE e > 0) AS u WHERE abs(u.e);
+SELECT b FROM (SELECT * FROM t WHERE abs(e)) AS t WHERE 0;
+SELECT rowid FROM (SELECT * FROM t);
+
+-- case: a term "rowid = constant" runs first, as SQLite's rowid lookup
+CREATE TABLE t(a INTEGER PRIMARY KEY, b, e);
+INSERT INTO t VALUES (1, 'x', 5), (2, 'y', -9223372036854775808);
+SELECT b FROM t WHERE abs(e) AND a = 1;
+SELECT b FROM t WHERE abs(e) AND rowid IS 1;
+SELECT b FROM t WHERE abs(e) AND '_' IS a;
+SELECT b FROM (SELECT * FROM t WHERE abs(e)) AS t WHERE ('_' IS t.a);
+UPDATE t SET b = 'z' WHERE abs(e) AND a = 1;
+DELETE FROM t WHERE abs(e) AND 1 = rowid;
+SELECT * FROM t;
+SELECT b FROM t WHERE abs(e) AND +a = 1;
