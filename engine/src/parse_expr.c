@@ -1052,13 +1052,16 @@ static int collate_parse(struct parser *p, struct ast_expr *e,
     return engine__parse_nm(p, &e->u.collate.name);
 }
 
-/* SQLite's EP_IsFalse: an integer literal token 0 ("0", "00", "0x0"), or
- * an AND already folded to one. */
+/* SQLite's EP_IsFalse: an integer literal token 0 ("0", "00", "0x0"),
+ * "x IN ()" (parse.y makes it the keyword FALSE), or an AND already folded
+ * to 0. */
 static bool always_false(const struct parser *p, const struct ast_expr *e)
 {
     struct token t;
 
-    if (e->is_false) {
+    if (e->is_false ||
+        (e->kind == AST_IN_LIST && e->u.in_list.items.count == 0 &&
+         !e->u.in_list.negated)) {
         return true;
     }
     if (e->kind != AST_LITERAL || e->u.literal.type != ENGINE_INTEGER ||

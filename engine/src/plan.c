@@ -94,6 +94,10 @@ int engine__subquery_run(struct engine_subquery *subquery,
                          struct engine_exec *exec)
 {
     int rc = subquery->root->ops->open(subquery->root, exec);
+    /* A live IN reads its table again, but whether it holds a NULL is
+     * looked up once (sqlite3SetHasNullFlag runs under OP_Once). */
+    bool keep_null = subquery->evaluated && subquery->live_table != NULL;
+    bool had_null = subquery->set_has_null;
 
     subquery->set_count = 0;
     engine__arena_reset(&subquery->arena);
@@ -120,6 +124,9 @@ int engine__subquery_run(struct engine_subquery *subquery,
         return rc;
     }
     subquery->evaluated = true;
+    if (keep_null) {
+        subquery->set_has_null = had_null;
+    }
     if (subquery->live_table != NULL) {
         subquery->live_changes = subquery->live_table->change_count;
     }

@@ -584,3 +584,14 @@ UPDATE t SET b = 'z' WHERE abs(e) AND a = 1;
 DELETE FROM t WHERE abs(e) AND 1 = rowid;
 SELECT * FROM t;
 SELECT b FROM t WHERE abs(e) AND +a = 1;
+
+-- case: "x IN ()" is FALSE from the parser on, so "x IN () AND y" is 0
+-- and y is never resolved
+SELECT (nosuch IN ()) AND nosuch_either, 1 WHERE (1 IN ()) AND abs(-9223372036854775808);
+SELECT (2 IN ()) AND length((EXISTS (SELECT 1 FROM no_table)));
+
+-- case: a live IN looks for a NULL in its table once, at its first use
+CREATE TABLE t(a, f UNIQUE);
+INSERT INTO t VALUES ('ab', 7) RETURNING 'ABC' IN (SELECT f FROM t);
+INSERT INTO t VALUES ('cd', NULL), ('ef', 8) RETURNING 'ABC' IN (SELECT f FROM t);
+UPDATE t SET a = 'x' || ('ABC' IN (SELECT f FROM t)) RETURNING a;
