@@ -162,6 +162,10 @@ struct engine_stmt {
      * statement journal (sqlite3VdbeAddFunctionCall calls sqlite3MayAbort),
      * so a runtime error undoes the statement even under OR FAIL. */
     bool calls_function;
+    /* Constants SQLite computes before the statement reads a row
+     * (prologue.c), evaluated when it starts; in plan_arena. */
+    struct engine_expr **prologue;
+    size_t prologue_count;
     struct engine_value *returning; /* RETURNING rows, row-major */
     size_t returning_count;
     size_t returning_capacity;
@@ -172,6 +176,11 @@ struct engine_stmt {
 #define ENGINE__STMT_READY 0
 #define ENGINE__STMT_RUNNING 1
 #define ENGINE__STMT_DONE 2
+
+/* The statement's prologue (prologue.c): found and compiled once its plan
+ * is made, evaluated when it starts. 0, or the first error. */
+int engine__prologue_plan(struct engine_stmt *stmt);
+int engine__prologue_run(struct engine_stmt *stmt);
 
 /* Records an error on the running statement's database. */
 int engine__error(struct engine_exec *exec, int rc, const char *format, ...)

@@ -90,6 +90,10 @@ static int start(struct engine_stmt *stmt)
     engine__stmt_clear_results(stmt);
     stmt->exec.subqueries = stmt->subqueries;
     stmt->exec.subquery_count = stmt->subquery_count;
+    rc = engine__prologue_run(stmt);
+    if (rc != 0) {
+        return rc;
+    }
     if (stmt->root != NULL) {
         return stmt->root->ops->open(stmt->root, &stmt->exec);
     }

@@ -84,6 +84,8 @@ static void stmt_drop_plan(struct engine_stmt *stmt)
     stmt->root = NULL;
     stmt->dml = NULL;
     stmt->calls_function = false;
+    stmt->prologue = NULL;
+    stmt->prologue_count = 0;
     engine__arena_reset(&stmt->plan_arena);
 }
 
@@ -108,8 +110,11 @@ static int parse_into(struct engine_stmt *stmt, const char *text, size_t size,
 
 static int plan_parsed(struct engine_stmt *stmt)
 {
+    int rc;
+
     stmt->schema_version = stmt->db->schema_version;
-    return engine__plan(stmt);
+    rc = engine__plan(stmt);
+    return rc == 0 && stmt->ast != NULL ? engine__prologue_plan(stmt) : rc;
 }
 
 /* Parses and plans the statement's own SQL again, against the current
