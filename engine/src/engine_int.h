@@ -111,6 +111,13 @@ struct engine_subquery {
      * mark_live_in in expr_compile.c). NULL otherwise. */
     const struct engine_table *live_table;
     uint64_t live_changes; /* live_table->change_count when last run */
+    /* How a live IN probes the table after its first run: -2 by rowid, a
+     * one-column UNIQUE key's index, or -1: by running again. */
+    ptrdiff_t live_key;
+    size_t live_column; /* the column a key probe reads */
+    /* IN: the set hashed as its comparison sees the values, built at the
+     * first probe of a large set (expr.c); NULL until then. Owned. */
+    struct engine_rowset *lookup;
 };
 
 /* A running statement: what expressions and operators read. */
@@ -176,6 +183,9 @@ struct engine_stmt {
 #define ENGINE__STMT_READY 0
 #define ENGINE__STMT_RUNNING 1
 #define ENGINE__STMT_DONE 2
+
+/* Frees a subquery's cached result (set, bytes, lookup) for another run. */
+void engine__subquery_forget(struct engine_subquery *subquery);
 
 /* The statement's prologue (prologue.c): found and compiled once its plan
  * is made, evaluated when it starts. 0, or the first error. */

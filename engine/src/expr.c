@@ -17,6 +17,7 @@
 #include "engine_int.h"
 #include "expr_int.h"
 #include "func_int.h"
+#include "rowset.h"
 
 static bool is_numeric(enum engine_affinity affinity)
 {
@@ -25,14 +26,13 @@ static bool is_numeric(enum engine_affinity affinity)
            affinity == ENGINE_AFFINITY_REAL;
 }
 
-int engine__expr_compare_values(const struct engine_expr *expr,
-                                struct engine_value a, struct engine_value b,
-                                struct engine_arena *arena, int *result)
+/* The operands of comparison expr as it compares them. */
+static int compare_prepare(const struct engine_expr *expr,
+                           struct engine_value *a, struct engine_value *b,
+                           struct engine_arena *arena)
 {
-    enum engine_compare_op op = expr->u.compare;
     enum engine_affinity a_affinity = expr->args[0]->affinity;
     enum engine_affinity b_affinity = expr->args[1]->affinity;
-    int rc, c;
 
     /* sqlite3CompareAffinity(): when both operands have an affinity of
      * their own (columns, CASTs) and neither is numeric, no conversion
@@ -42,7 +42,16 @@ int engine__expr_compare_values(const struct engine_expr *expr,
         !is_numeric(a_affinity) && !is_numeric(b_affinity)) {
         a_affinity = b_affinity = ENGINE_AFFINITY_BLOB;
     }
-    rc = engine__comparison_prepare(&a, a_affinity, &b, b_affinity, arena);
+    return engine__comparison_prepare(a, a_affinity, b, b_affinity, arena);
+}
+
+int engine__expr_compare_values(const struct engine_expr *expr,
+                                struct engine_value a, struct engine_value b,
+                                struct engine_arena *arena, int *result)
+{
+    enum engine_compare_op op = expr->u.compare;
+    int rc = compare_prepare(expr, &a, &b, arena);
+    int c;
 
     if (rc != 0) {
         return rc;
@@ -603,7 +612,7 @@ static int run_subquery(struct engine_expr *expr, struct engine_eval *eval)
     struct engine_subquery *subquery = expr->u.subquery;
 
     if (subquery->evaluated &&
-        (subquery->live_table == NULL ||
+        (subquery->live_table == NULL || subquery->live_key != -1 ||
          subquery->live_table->change_count == subquery->live_changes)) {
         return 0;
     }
@@ -642,6 +651,163 @@ static struct engine_value real_key(struct engine_value v,
     return v;
 }
 
+/* Whether the value key, as SQLite's index seek would find it, is in the
+ * live table: by rowid (live_key -2) or by its UNIQUE key. */
+static bool live_has(const struct engine_subquery *subquery,
+                     struct engine_value key)
+{
+    int64_t rowid = 0;
+
+    if (subquery->live_key >= 0) {
+        return engine__table_find_key(subquery->live_table,
+                                      (size_t)subquery->live_key, &key,
+                                      -1) >= 0;
+    }
+    if (key.type == ENGINE_FLOAT &&
+        engine__real_to_exact_int(key.u.r, &rowid)) {
+        key = engine__value_int(rowid);
+    }
+    return key.type == ENGINE_INTEGER &&
+           engine__table_find_rowid(subquery->live_table, key.u.i) >= 0;
+}
+
+/* Whether the live key's column holds a NULL now. */
+static bool live_null(const struct engine_subquery *subquery)
+{
+    const struct engine_table *table = subquery->live_table;
+
+    for (size_t slot = 0; subquery->live_key >= 0 && slot < table->slot_count;
+         slot++) {
+        if (!table->deleted[slot] &&
+            engine__table_get(table, slot, subquery->live_column).type ==
+                ENGINE_NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A live IN over a rowid or a one-column UNIQUE key (in_live.c): x, made
+ * what the comparison compares, looked up in the table as it is now, as
+ * SQLite seeks its index. Not found, it is NULL if the column held a NULL
+ * at the first use (sqlite3SetHasNullFlag, under OP_Once) and still does
+ * (sqlite3ExprCodeIN then compares with every row). */
+static int in_live_row(struct engine_expr *expr, struct engine_eval *eval,
+                       struct engine_value x, int *truth)
+{
+    const struct engine_subquery *subquery = expr->u.subquery;
+    struct engine_expr probe = *expr;
+    struct engine_expr other = {.affinity = subquery->affinity,
+                                .has_affinity = expr->set_has_affinity};
+    struct engine_expr *pair[2] = {expr->args[0], &other};
+    struct engine_value unused = engine__value_null();
+    int rc;
+
+    if (subquery->live_table->live_count == 0) {
+        *truth = expr->negated;
+        return 0;
+    }
+    if (x.type == ENGINE_NULL) {
+        *truth = -1;
+        return 0;
+    }
+    probe.args = pair;
+    rc = compare_prepare(&probe, &x, &unused, eval->arena);
+    if (rc != 0) {
+        return engine__error(eval->exec, rc, "out of memory");
+    }
+    if (in_query_real(expr->args[0], &other)) {
+        x = real_key(x, eval->arena);
+    }
+    if (live_has(subquery, x)) {
+        *truth = !expr->negated;
+    } else {
+        *truth =
+            subquery->set_has_null && live_null(subquery) ? -1 : expr->negated;
+    }
+    return 0;
+}
+
+/* Sets larger than this are probed through a hash (subquery->lookup). */
+#define IN_SCAN_MAX 8
+
+/* v as the comparison of in (whose args are the probe pair) sees it on
+ * side `side`: the conversions depend on the two affinities only, so each
+ * side can be made alone, and equal values then compare equal under the
+ * IN's collation (engine__value_compare), which the hash agrees with. */
+static int in_canonical(const struct engine_expr *in, int side, bool real_keys,
+                        struct engine_value *v, struct engine_arena *arena)
+{
+    struct engine_value unused = engine__value_null();
+    int rc = side == 0 ? compare_prepare(in, v, &unused, arena)
+                       : compare_prepare(in, &unused, v, arena);
+
+    if (rc == 0 && real_keys) {
+        *v = real_key(*v, arena);
+    }
+    return rc;
+}
+
+static int in_build_lookup(struct engine_subquery *subquery,
+                           const struct engine_expr *probe, bool real_keys,
+                           struct engine_arena *arena)
+{
+    struct engine_rowset *lookup = common_malloc(sizeof(*lookup));
+    int rc = lookup == NULL ? COMMON_ENOMEM : 0;
+
+    if (lookup == NULL) {
+        return rc;
+    }
+    engine__rowset_init(lookup, 1, &subquery->collation);
+    subquery->lookup = lookup;
+    for (size_t i = 0; rc == 0 && i < subquery->set_count; i++) {
+        struct engine_value v = subquery->set[i];
+        bool inserted;
+        size_t index;
+
+        rc = in_canonical(probe, 1, real_keys, &v, arena);
+        if (rc == 0) {
+            rc = engine__rowset_insert(lookup, &v, &inserted, &index);
+        }
+    }
+    return rc;
+}
+
+/* x IN (SELECT ...) over a large set: x made canonical, then hashed. */
+static int in_hashed_row(struct engine_expr *expr, struct engine_eval *eval,
+                         struct engine_value x, int *truth)
+{
+    struct engine_subquery *subquery = expr->u.subquery;
+    struct engine_expr probe = *expr;
+    struct engine_expr other = {.affinity = subquery->affinity,
+                                .has_affinity = expr->set_has_affinity};
+    struct engine_expr *pair[2] = {expr->args[0], &other};
+    bool real_keys = in_query_real(expr->args[0], &other);
+    size_t index;
+    int rc = 0;
+
+    probe.args = pair;
+    if (x.type == ENGINE_NULL) {
+        *truth = -1;
+        return 0;
+    }
+    if (subquery->lookup == NULL) {
+        rc = in_build_lookup(subquery, &probe, real_keys, eval->arena);
+    }
+    if (rc == 0) {
+        rc = in_canonical(&probe, 0, real_keys, &x, eval->arena);
+    }
+    if (rc != 0) {
+        return engine__error(eval->exec, rc, "out of memory");
+    }
+    if (engine__rowset_find(subquery->lookup, &x, &index)) {
+        *truth = !expr->negated;
+    } else {
+        *truth = subquery->set_has_null ? -1 : expr->negated;
+    }
+    return 0;
+}
+
 /* x IN (SELECT ...) against the subquery's cached distinct values. */
 static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
                         struct engine_value x, int *truth)
@@ -656,6 +822,9 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
     if (subquery->set_count == 0 && !subquery->set_has_null) {
         *truth = expr->negated;
         return 0;
+    }
+    if (subquery->set_count > IN_SCAN_MAX) {
+        return in_hashed_row(expr, eval, x, truth);
     }
     probe.u.compare = ENGINE_COMPARE_EQ;
     probe.collation = subquery->collation;
@@ -682,6 +851,16 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
     }
     *truth = subquery->set_has_null ? -1 : expr->negated;
     return 0;
+}
+
+static int in_row(struct engine_expr *expr, struct engine_eval *eval,
+                  struct engine_value x, int *truth)
+{
+    const struct engine_subquery *subquery = expr->u.subquery;
+
+    return subquery->live_table != NULL && subquery->live_key != -1
+               ? in_live_row(expr, eval, x, truth)
+               : in_query_row(expr, eval, x, truth);
 }
 
 static int eval_subquery(struct engine_expr *expr, struct engine_eval *eval,
@@ -718,7 +897,7 @@ static int eval_subquery(struct engine_expr *expr, struct engine_eval *eval,
         uint32_t row = engine__batch_row(batch, i);
         int truth = 0;
 
-        rc = in_query_row(expr, eval, engine__vector_get(vals[0], row), &truth);
+        rc = in_row(expr, eval, engine__vector_get(vals[0], row), &truth);
         if (rc != 0) {
             return rc;
         }
@@ -825,13 +1004,54 @@ static int prime_constant(struct engine_expr *expr, struct engine_eval *eval)
     return has_call(expr) ? engine__expr_eval(expr, eval, &one, &ignored) : 0;
 }
 
-/* A term "column op constant" (either way round) is a constraint on the
- * column (exprAnalyze, WO_EQ ... WO_GE); a SELECT computes its constant
- * side before the loop. */
-static int prime_constraint(struct engine_expr *term, struct engine_eval *eval)
+static bool is_term_split(const struct engine_expr *expr)
+{
+    return expr->op == ENGINE_EXPR_AND && expr->is_condition &&
+           !expr->is_between;
+}
+
+/* The value of a top-level term of root other than self that is "column =
+ * value", the value constant, of no affinity, under BINARY; or NULL. SQLite's
+ * propagateConstants (select.c) then puts the value for the column in
+ * the other terms, so that a term over that column alone becomes a
+ * constant term, computed before the loop. */
+static struct engine_expr *propagated(const struct engine_expr *root,
+                                      const struct engine_expr *self,
+                                      size_t column)
+{
+    struct engine_expr *value;
+
+    if (is_term_split(root)) {
+        value = propagated(root->args[0], self, column);
+        return value != NULL ? value : propagated(root->args[1], self, column);
+    }
+    if (root == self || root->op != ENGINE_EXPR_COMPARE ||
+        root->u.compare != ENGINE_COMPARE_EQ ||
+        root->collation != ENGINE_COLLATION_BINARY) {
+        return NULL;
+    }
+    if (root->args[0]->op == ENGINE_EXPR_COLUMN &&
+        root->args[0]->u.column == column) {
+        value = root->args[1];
+    } else if (root->args[1]->op == ENGINE_EXPR_COLUMN &&
+               root->args[1]->u.column == column) {
+        value = root->args[0];
+    } else {
+        return NULL;
+    }
+    return is_constant(value) && !value->has_affinity ? value : NULL;
+}
+
+/* A term "column op constant" (either way round) whose column another
+ * term fixes (propagated()) is a constant term to SQLite, "value op
+ * constant", run before the loop. */
+static int prime_constraint(const struct engine_expr *root,
+                            struct engine_expr *term, struct engine_eval *eval)
 {
     struct engine_expr *left;
     struct engine_expr *right;
+    struct engine_expr *value;
+    int rc;
 
     if (term->op != ENGINE_EXPR_COMPARE ||
         term->u.compare == ENGINE_COMPARE_NE ||
@@ -841,11 +1061,15 @@ static int prime_constraint(struct engine_expr *term, struct engine_eval *eval)
     }
     left = term->args[0];
     right = term->args[1];
-    if (left->op == ENGINE_EXPR_COLUMN && is_constant(right)) {
-        return prime_constant(right, eval);
+    if (left->op == ENGINE_EXPR_COLUMN && is_constant(right) &&
+        (value = propagated(root, term, left->u.column)) != NULL) {
+        rc = prime_constant(value, eval);
+        return rc != 0 ? rc : prime_constant(right, eval);
     }
-    if (right->op == ENGINE_EXPR_COLUMN && is_constant(left)) {
-        return prime_constant(left, eval);
+    if (right->op == ENGINE_EXPR_COLUMN && is_constant(left) &&
+        (value = propagated(root, term, right->u.column)) != NULL) {
+        rc = prime_constant(left, eval);
+        return rc != 0 ? rc : prime_constant(value, eval);
     }
     return 0;
 }
@@ -875,7 +1099,7 @@ static int prime_constants(struct engine_expr *expr, struct engine_eval *eval,
 {
     int rc;
 
-    if (expr->op == ENGINE_EXPR_AND && expr->is_condition) {
+    if (is_term_split(expr)) {
         rc = prime_constants(expr->args[0], eval, is_where, never);
         return rc != 0 || *never
                    ? rc
@@ -888,17 +1112,18 @@ static int prime_constants(struct engine_expr *expr, struct engine_eval *eval,
                     : prime_constant(expr, eval);
 }
 
-/* The constant side of each term "column op constant", after every
- * constant term (the loop's constraints are coded as it starts). */
-static int prime_constraints(struct engine_expr *expr, struct engine_eval *eval)
+/* The constant side of each term prime_constraint() finds, after every
+ * constant term. */
+static int prime_constraints(const struct engine_expr *root,
+                             struct engine_expr *expr, struct engine_eval *eval)
 {
     int rc;
 
-    if (expr->op == ENGINE_EXPR_AND && expr->is_condition) {
-        rc = prime_constraints(expr->args[0], eval);
-        return rc != 0 ? rc : prime_constraints(expr->args[1], eval);
+    if (is_term_split(expr)) {
+        rc = prime_constraints(root, expr->args[0], eval);
+        return rc != 0 ? rc : prime_constraints(root, expr->args[1], eval);
     }
-    return is_constant(expr) ? 0 : prime_constraint(expr, eval);
+    return is_constant(expr) ? 0 : prime_constraint(root, expr, eval);
 }
 
 int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
@@ -911,7 +1136,7 @@ int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
     if (rc != 0 || *never || !expr->is_factored) {
         return rc;
     }
-    return prime_constraints(expr, eval);
+    return prime_constraints(expr, expr, eval);
 }
 
 /* A condition coded as sqlite3ExprIfTrue (if_true) or sqlite3ExprIfFalse

@@ -86,6 +86,8 @@ struct engine_expr {
                                         side only runs where needed */
     bool null_decides;               /* is_condition: a NULL left operand
                                         decides the jump too */
+    bool is_between;                 /* the AND a BETWEEN compiles to: one
+                                        WHERE term, not two */
     bool is_factored;                /* the root of a SELECT's WHERE: see
                                         engine__expr_prime() */
     bool is_where;                   /* the root of a WHERE (SELECT,

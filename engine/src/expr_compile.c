@@ -615,6 +615,9 @@ static int compile_between(struct engine_compile *ctx,
     upper_test->u.compare = negated ? ENGINE_COMPARE_GT : ENGINE_COMPARE_LE;
     rc = make_binary(ctx, negated ? ENGINE_EXPR_OR : ENGINE_EXPR_AND,
                      lower_test, upper_test, out);
+    if (rc == 0) {
+        (*out)->is_between = true;
+    }
     /* A COLLATE on x reaches what reads "x BETWEEN ..." (EP_Collate comes
      * up from the left operand only: parse.y attaches low and high
      * without sqlite3ExprSetHeightAndFlags). */

@@ -49,12 +49,15 @@ static const struct ast_expr *plain_column(const struct ast_select *select,
     return column->expr;
 }
 
-/* An index on column serves the comparison: the comparison's collation is
- * the column's (a key compares with it), and the comparison affinity is
- * not numeric over a TEXT or BLOB column. */
-static bool key_serves(const struct engine_table *table, size_t column,
-                       const struct engine_expr *in)
+/* The UNIQUE key whose first column serves the comparison, or -1: the
+ * comparison's collation is the column's (a key compares with it), and
+ * the comparison affinity is not numeric over a TEXT or BLOB column. A
+ * one-column key is preferred, as it can be probed. */
+static ptrdiff_t key_serves(const struct engine_table *table, size_t column,
+                            const struct engine_expr *in)
 {
+    ptrdiff_t found = -1;
+
     const struct engine_column_def *def = &table->columns[column];
     const struct engine_expr *lhs = in->args[0];
     bool numeric_lhs =
@@ -65,14 +68,15 @@ static bool key_serves(const struct engine_table *table, size_t column,
     if (in->u.subquery->collation != def->collation ||
         (numeric_lhs && (def->affinity == ENGINE_AFFINITY_TEXT ||
                          def->affinity == ENGINE_AFFINITY_BLOB))) {
-        return false;
+        return -1;
     }
     for (size_t k = 0; k < table->key_count; k++) {
-        if (table->keys[k].columns[0] == column) {
-            return true;
+        if (table->keys[k].columns[0] == column &&
+            (found < 0 || table->keys[k].column_count == 1)) {
+            found = (ptrdiff_t)k;
         }
     }
-    return false;
+    return found;
 }
 
 void engine__in_mark_live(struct engine_compile *ctx,
@@ -83,7 +87,7 @@ void engine__in_mark_live(struct engine_compile *ctx,
     const struct ast_expr *column =
         name != NULL ? plain_column(select, name) : NULL;
     const struct engine_table *table;
-    ptrdiff_t index;
+    ptrdiff_t index, key = -2;
 
     if (column == NULL) {
         return;
@@ -93,9 +97,19 @@ void engine__in_mark_live(struct engine_compile *ctx,
         return;
     }
     index = engine__table_column_index(table, column->u.column.name);
-    if (index < 0 ? engine__table_is_rowid_name(column->u.column.name)
-                  : index == table->rowid_alias ||
-                        key_serves(table, (size_t)index, in)) {
-        in->u.subquery->live_table = table;
+    if (index >= 0 && index != table->rowid_alias) {
+        key = key_serves(table, (size_t)index, in);
+        if (key < 0) {
+            return;
+        }
+        if (table->keys[key].column_count > 1) {
+            key = -1; /* no prefix probe: run again on change */
+        }
+    } else if (index < 0 &&
+               !engine__table_is_rowid_name(column->u.column.name)) {
+        return;
     }
+    in->u.subquery->live_table = table;
+    in->u.subquery->live_key = key;
+    in->u.subquery->live_column = index >= 0 ? (size_t)index : 0;
 }

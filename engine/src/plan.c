@@ -8,6 +8,7 @@
 
 #include "engine_int.h"
 #include "plan.h"
+#include "rowset.h"
 
 int engine__plan(struct engine_stmt *stmt)
 {
@@ -90,17 +91,30 @@ static int absorb(struct engine_subquery *subquery,
     return 0;
 }
 
+void engine__subquery_forget(struct engine_subquery *subquery)
+{
+    common_free(subquery->set);
+    subquery->set = NULL;
+    subquery->set_count = 0;
+    engine__arena_reset(&subquery->arena);
+    if (subquery->lookup != NULL) {
+        engine__rowset_close(subquery->lookup);
+        common_free(subquery->lookup);
+        subquery->lookup = NULL;
+    }
+}
+
 int engine__subquery_run(struct engine_subquery *subquery,
                          struct engine_exec *exec)
 {
     int rc = subquery->root->ops->open(subquery->root, exec);
-    /* A live IN reads its table again, but whether it holds a NULL is
-     * looked up once (sqlite3SetHasNullFlag runs under OP_Once). */
+    /* A live IN reads its table again, but whether to look for a NULL at
+     * all is decided once (sqlite3SetHasNullFlag runs under OP_Once): a
+     * NULL counts only if there was one at the first run too. */
     bool keep_null = subquery->evaluated && subquery->live_table != NULL;
     bool had_null = subquery->set_has_null;
 
-    subquery->set_count = 0;
-    engine__arena_reset(&subquery->arena);
+    engine__subquery_forget(subquery);
     subquery->value = engine__value_null();
     subquery->exists = false;
     subquery->set_has_null = false;
@@ -125,7 +139,7 @@ int engine__subquery_run(struct engine_subquery *subquery,
     }
     subquery->evaluated = true;
     if (keep_null) {
-        subquery->set_has_null = had_null;
+        subquery->set_has_null = had_null && subquery->set_has_null;
     }
     if (subquery->live_table != NULL) {
         subquery->live_changes = subquery->live_table->change_count;

@@ -129,6 +129,28 @@ static int copy_row(struct engine_rowset *set, size_t index,
     return 0;
 }
 
+bool engine__rowset_find(const struct engine_rowset *set,
+                         const struct engine_value *row, size_t *index)
+{
+    uint64_t hash = row_hash(set, row);
+    size_t i;
+
+    if (set->bucket_count == 0) {
+        return false;
+    }
+    i = (size_t)hash & (set->bucket_count - 1);
+    while (set->buckets[i] != 0) {
+        size_t candidate = set->buckets[i] - 1;
+
+        if (set->hashes[candidate] == hash && row_equal(set, candidate, row)) {
+            *index = candidate;
+            return true;
+        }
+        i = (i + 1) & (set->bucket_count - 1);
+    }
+    return false;
+}
+
 int engine__rowset_insert(struct engine_rowset *set,
                           const struct engine_value *row, bool *inserted,
                           size_t *index)

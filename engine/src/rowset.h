@@ -39,6 +39,10 @@ int engine__rowset_insert(struct engine_rowset *set,
                           const struct engine_value *row, bool *inserted,
                           size_t *index);
 
+/* Whether row is in the set; *index is its number when it is. */
+bool engine__rowset_find(const struct engine_rowset *set,
+                         const struct engine_value *row, size_t *index);
+
 /* The values of row index (owned by the set). */
 static inline const struct engine_value *
 engine__rowset_row(const struct engine_rowset *set, size_t index)

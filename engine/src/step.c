@@ -20,10 +20,7 @@ void engine__stmt_clear_results(struct engine_stmt *stmt)
         struct engine_subquery *subquery = stmt->subqueries[i];
 
         subquery->evaluated = false;
-        common_free(subquery->set);
-        subquery->set = NULL;
-        subquery->set_count = 0;
-        engine__arena_reset(&subquery->arena);
+        engine__subquery_forget(subquery);
     }
     common_free(stmt->returning);
     stmt->returning = NULL;

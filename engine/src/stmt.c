@@ -69,7 +69,7 @@ static void stmt_drop_plan(struct engine_stmt *stmt)
         engine__expr_close(stmt->exprs[i]);
     }
     for (size_t i = 0; i < stmt->subquery_count; i++) {
-        common_free(stmt->subqueries[i]->set);
+        engine__subquery_forget(stmt->subqueries[i]);
         engine__arena_close(&stmt->subqueries[i]->arena);
     }
     common_free(stmt->ops);

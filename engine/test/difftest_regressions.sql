@@ -590,7 +590,8 @@ SELECT b FROM t WHERE abs(e) AND +a = 1;
 SELECT (nosuch IN ()) AND nosuch_either, 1 WHERE (1 IN ()) AND abs(-9223372036854775808);
 SELECT (2 IN ()) AND length((EXISTS (SELECT 1 FROM no_table)));
 
--- case: a live IN looks for a NULL in its table once, at its first use
+-- case: a live IN decides at its first use whether to look for a NULL in
+-- its table (OP_Once), then finds one only while the table still holds it
 CREATE TABLE t(a, f UNIQUE);
 INSERT INTO t VALUES ('ab', 7) RETURNING 'ABC' IN (SELECT f FROM t);
 INSERT INTO t VALUES ('cd', NULL), ('ef', 8) RETURNING 'ABC' IN (SELECT f FROM t);
@@ -623,3 +624,25 @@ SELECT e FROM t WHERE e IN (1, 2, -(abs(-9223372036854775808) COLLATE NOCASE));
 SELECT count(*) FROM t HAVING count(*) = -(abs(-9223372036854775808) COLLATE NOCASE);
 SELECT sum(-(abs(-9223372036854775808) COLLATE NOCASE)) FROM t;
 SELECT sum(e + -(abs(-9223372036854775808) COLLATE NOCASE)) FROM t;
+
+-- case: a live IN in DELETE ... RETURNING after each row is gone
+CREATE TABLE t(a, f UNIQUE);
+INSERT INTO t VALUES ('ab', 7), ('cd', NULL), ('ef', 8);
+DELETE FROM t RETURNING a, 'ABC' IN (SELECT f FROM t), 8 IN (SELECT f FROM t);
+
+-- case: the constant side of "column op constant" runs before the loop
+-- only where another term "column = value" fixes the column
+-- (propagateConstants); BETWEEN is one term
+CREATE TABLE e(c);
+SELECT * FROM e WHERE c = abs(-9223372036854775808);
+SELECT * FROM e WHERE c > abs(-9223372036854775808);
+SELECT * FROM e WHERE abs(-9223372036854775808) < c;
+SELECT * FROM e WHERE c = abs(-9223372036854775808) AND c > 100;
+SELECT * FROM e WHERE c BETWEEN abs(-9223372036854775808) AND 5;
+SELECT * FROM e WHERE 0 BETWEEN c AND abs(-9223372036854775808);
+INSERT INTO e VALUES (1);
+SELECT * FROM e WHERE c = abs(-9223372036854775808);
+SELECT * FROM e WHERE c > abs(-9223372036854775808);
+SELECT * FROM e WHERE (0 BETWEEN 1 AND abs(-9223372036854775808));
+SELECT * FROM e WHERE (c BETWEEN 5 AND abs(-9223372036854775808));
+SELECT * FROM e WHERE ((1e-5 IS NULL) BETWEEN (rowid AND 0.5) AND abs(-9223372036854775808));
