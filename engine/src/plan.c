@@ -20,8 +20,10 @@ int engine__plan(struct engine_stmt *stmt)
     stmt->column_count = 0;
     switch (ast->kind) {
     case AST_STMT_SELECT:
-        rc = engine__plan_select(stmt, ast->u.select, &stmt->root,
-                                 &stmt->column_names, NULL, &count);
+        rc = engine__plan_check_tables(stmt, ast->u.select);
+        rc = rc != 0 ? rc
+                     : engine__plan_select(stmt, ast->u.select, &stmt->root,
+                                           &stmt->column_names, NULL, &count);
         stmt->column_count = (int)count;
         break;
     case AST_STMT_INSERT:

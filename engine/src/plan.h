@@ -138,6 +138,11 @@ engine__plan_rowid_terms_first(struct engine_stmt *stmt,
                                const struct ast_expr *where,
                                const struct engine_table *table);
 
+/* The first table a SELECT names that does not exist, in the order SQLite
+ * looks them up (plan_tables.c): ENGINE_ESQL "no such table: x", or 0. */
+int engine__plan_check_tables(struct engine_stmt *stmt,
+                              const struct ast_select *select);
+
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,
                            const struct engine_table *table, const char *alias,
