@@ -1115,6 +1115,37 @@ static int plan_single_row_tail(struct select_plan *plan)
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+/* Whether the ORDER BY asks for the order the scan gives already: its
+ * first term is the rowid (or the INTEGER PRIMARY KEY) ascending, which
+ * is unique and never NULL, so SQLite drops the sort
+ * (wherePathSatisfiesOrderBy). */
+static bool order_is_scan_order(const struct select_plan *plan)
+{
+    const struct ast_select *select = plan->select;
+    const struct engine_table *table;
+    const struct engine_expr *first;
+
+    if (plan->sort_key_count == 0 || plan->agg != NULL || select->distinct ||
+        select->from_count != 1 || select->from[0].table == NULL ||
+        plan->sort_keys[0].descending) {
+        return false;
+    }
+    table = engine__catalog_find(plan->stmt->db, select->from[0].table);
+    first = plan->projected[plan->sort_keys[0].column];
+    return table != NULL && first->op == ENGINE_EXPR_COLUMN &&
+           ((ptrdiff_t)first->u.column == plan->scope.rowid_column ||
+            (ptrdiff_t)first->u.column == table->rowid_alias);
+}
+
+/* Rows in scan order with a LIMIT: SQLite tests OFFSET and LIMIT before
+ * it computes a row's results (selectInnerLoop, codeOffset), so a row
+ * skipped or cut never evaluates them. */
+static bool limit_before_results(const struct select_plan *plan)
+{
+    return plan->limit != NULL && plan->agg == NULL &&
+           !plan->select->distinct && plan->sort_key_count == 0;
+}
+
 /* The physical plan: the operators of the logical plan in execution
  * order. source -> filter -> aggregate -> filter (HAVING) -> project ->
  * distinct -> sort (top-N) -> limit -> project (drop hidden sort keys).
@@ -1127,8 +1158,11 @@ static int plan_physical(struct select_plan *plan)
      * after the last one needed is never tested: "EXISTS (SELECT 1 FROM t
      * WHERE abs(a))" does not overflow on a later INT64_MIN. Without
      * ORDER BY or aggregation, the WHERE is tested row by row. */
+    if (order_is_scan_order(plan)) {
+        plan->sort_key_count = 0;
+    }
     if (plan->where != NULL && plan->select->limit != NULL &&
-        plan->agg == NULL && plan->select->order_by_count == 0) {
+        plan->agg == NULL && plan->sort_key_count == 0) {
         plan->where->is_row_by_row = true;
     }
     rc = add_filter(plan, plan->where);
@@ -1139,7 +1173,7 @@ static int plan_physical(struct select_plan *plan)
     if (rc == 0) {
         rc = add_filter(plan, plan->having);
     }
-    if (rc == 0 && single_row_aggregate(plan)) {
+    if (rc == 0 && (single_row_aggregate(plan) || limit_before_results(plan))) {
         return plan_single_row_tail(plan);
     }
     if (rc == 0) {

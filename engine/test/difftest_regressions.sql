@@ -656,3 +656,15 @@ SELECT a FROM (SELECT * FROM nosuch4) WHERE (SELECT 1 FROM nosuch5);
 SELECT a FROM t GROUP BY (SELECT 1 FROM nosuch6) HAVING (SELECT 1 FROM nosuch7) ORDER BY (SELECT 1 FROM nosuch8);
 SELECT a FROM t ORDER BY (SELECT 1 FROM nosuch9) LIMIT (SELECT 1 FROM nosuch10);
 SELECT (SELECT 1 FROM nosuch11) IN (), 2 WHERE (SELECT 1 FROM nosuch12) NOT IN ();
+
+-- case: OFFSET and LIMIT skip a row's results where no sort is needed: no
+-- ORDER BY, or one led by the rowid ascending (selectInnerLoop)
+CREATE TABLE t(a INTEGER PRIMARY KEY, b, e);
+INSERT INTO t VALUES (1, 1, -9223372036854775808), (2, 2, 5), (3, 3, 6), (4, 4, 7);
+SELECT a, abs(e) FROM t LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t ORDER BY a LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t ORDER BY rowid, abs(e) LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t ORDER BY b LIMIT 2 OFFSET 1;
+SELECT DISTINCT a, abs(e) FROM t LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t WHERE b > 0 ORDER BY 1 NULLS FIRST, 2 LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t ORDER BY a NULLS LAST LIMIT 2 OFFSET 1;
