@@ -233,6 +233,8 @@ struct engine_op *engine__op_values(struct engine_stmt *stmt,
 struct engine_op *engine__op_scan(struct engine_stmt *stmt,
                                   struct engine_table *table,
                                   const size_t *columns, size_t column_count);
+/* Makes scan op (from engine__op_scan) read in descending rowid order. */
+void engine__op_scan_reverse(struct engine_op *op);
 struct engine_op *engine__op_filter(struct engine_stmt *stmt,
                                     struct engine_op *child,
                                     struct engine_expr *predicate);

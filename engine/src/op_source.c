@@ -115,6 +115,7 @@ struct scan_state {
     struct engine_table *table;
     const size_t *columns;
     size_t cursor;
+    bool reverse; /* rowid order descending */
     uint32_t slots[ENGINE__BATCH_SIZE];
 };
 
@@ -131,9 +132,9 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
                      struct engine_batch **out)
 {
     struct scan_state *state = op->state;
-    uint32_t n =
-        engine__table_scan(state->table, &state->cursor, state->slots,
-                           exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE);
+    uint32_t n = engine__table_scan(
+        state->table, &state->cursor, state->slots,
+        exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE, state->reverse);
 
     if (n == UINT32_MAX) {
         return engine__error(exec, COMMON_ENOMEM, "out of memory");
@@ -172,6 +173,12 @@ struct engine_op *engine__op_scan(struct engine_stmt *stmt,
     state->table = table;
     state->columns = columns;
     return op;
+}
+
+void engine__op_scan_reverse(struct engine_op *op)
+{
+    ASSERT(op->ops == &scan_ops);
+    ((struct scan_state *)op->state)->reverse = true;
 }
 
 /* ---- rows of expressions (VALUES) ---- */

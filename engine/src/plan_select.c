@@ -1115,9 +1115,9 @@ static int plan_single_row_tail(struct select_plan *plan)
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
-/* Whether the ORDER BY asks for the order the scan gives already: its
- * first term is the rowid (or the INTEGER PRIMARY KEY) ascending, which
- * is unique and never NULL, so SQLite drops the sort
+/* Whether the ORDER BY asks for an order a scan gives: its first term is
+ * the rowid (or the INTEGER PRIMARY KEY), which is unique and never NULL,
+ * so SQLite drops the sort and reads the table forwards or backwards
  * (wherePathSatisfiesOrderBy). */
 static bool order_is_scan_order(const struct select_plan *plan)
 {
@@ -1126,8 +1126,7 @@ static bool order_is_scan_order(const struct select_plan *plan)
     const struct engine_expr *first;
 
     if (plan->sort_key_count == 0 || plan->agg != NULL || select->distinct ||
-        select->from_count != 1 || select->from[0].table == NULL ||
-        plan->sort_keys[0].descending) {
+        select->from_count != 1 || select->from[0].table == NULL) {
         return false;
     }
     table = engine__catalog_find(plan->stmt->db, select->from[0].table);
@@ -1159,6 +1158,9 @@ static int plan_physical(struct select_plan *plan)
      * WHERE abs(a))" does not overflow on a later INT64_MIN. Without
      * ORDER BY or aggregation, the WHERE is tested row by row. */
     if (order_is_scan_order(plan)) {
+        if (plan->sort_keys[0].descending) {
+            engine__op_scan_reverse(plan->op);
+        }
         plan->sort_key_count = 0;
     }
     if (plan->where != NULL && plan->select->limit != NULL &&

@@ -795,14 +795,16 @@ static int build_scan_order(struct engine_table *table)
 }
 
 uint32_t engine__table_scan(struct engine_table *table, size_t *cursor,
-                            uint32_t *out, uint32_t max)
+                            uint32_t *out, uint32_t max, bool reverse)
 {
     uint32_t n = 0;
 
     if (table->in_rowid_order) {
         while (*cursor < table->slot_count && n < max) {
-            if (!table->deleted[*cursor]) {
-                out[n++] = (uint32_t)*cursor;
+            size_t slot = reverse ? table->slot_count - 1 - *cursor : *cursor;
+
+            if (!table->deleted[slot]) {
+                out[n++] = (uint32_t)slot;
             }
             (*cursor)++;
         }
@@ -812,7 +814,10 @@ uint32_t engine__table_scan(struct engine_table *table, size_t *cursor,
         return UINT32_MAX;
     }
     while (*cursor < table->live_count && n < max) {
-        out[n++] = table->scan_order[(*cursor)++];
+        size_t at = reverse ? table->live_count - 1 - *cursor : *cursor;
+
+        out[n++] = table->scan_order[at];
+        (*cursor)++;
     }
     return n;
 }

@@ -159,10 +159,11 @@ int64_t engine__table_next_rowid(struct engine_table *table);
 /* Marks a slot deleted and frees its bytes. */
 void engine__table_delete(struct engine_table *table, size_t slot);
 
-/* Slots of live rows in rowid order: fills out[0..n) starting after
- * *cursor positions, up to max; returns n (0 at the end). */
+/* Slots of live rows in rowid order (descending when reverse): fills
+ * out[0..n) starting after *cursor positions, up to max; returns n (0 at
+ * the end), or UINT32_MAX when out of memory. */
 uint32_t engine__table_scan(struct engine_table *table, size_t *cursor,
-                            uint32_t *out, uint32_t max);
+                            uint32_t *out, uint32_t max, bool reverse);
 
 /* Makes the batch's vectors view rows of the table: column c of batch row i
  * is column columns[c] of slots[i] (columns[c] == SIZE_MAX: the rowid). */

@@ -668,3 +668,13 @@ SELECT a, abs(e) FROM t ORDER BY b LIMIT 2 OFFSET 1;
 SELECT DISTINCT a, abs(e) FROM t LIMIT 2 OFFSET 1;
 SELECT a, abs(e) FROM t WHERE b > 0 ORDER BY 1 NULLS FIRST, 2 LIMIT 2 OFFSET 1;
 SELECT a, abs(e) FROM t ORDER BY a NULLS LAST LIMIT 2 OFFSET 1;
+SELECT a, abs(e) FROM t ORDER BY a DESC LIMIT 2 OFFSET 1;
+INSERT INTO t VALUES (0, 9, 1);
+DELETE FROM t WHERE a = 3;
+SELECT a, b FROM t ORDER BY a DESC;
+SELECT a FROM t WHERE b > 1 ORDER BY rowid DESC, b;
+
+-- case: under NOCASE texts tie up to a NUL, so their order is free
+CREATE TABLE t(d);
+INSERT INTO t VALUES (0), (4.9e-324), ('abc'), (1), (2.0);
+SELECT hex(char((d COLLATE NOCASE), lower(d))) FROM t ORDER BY char((d COLLATE NOCASE), lower(d));

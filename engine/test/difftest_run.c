@@ -314,6 +314,9 @@ static bool value_loosely_equal(const struct dt_value *a,
             tolower((unsigned char)b->bytes[i])) {
             return false;
         }
+        if (a->bytes[i] == '\0') {
+            return true; /* NOCASE stops at a NUL (sqlite3StrNICmp) */
+        }
     }
     return true;
 }
