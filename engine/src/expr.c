@@ -651,6 +651,49 @@ static struct engine_value real_key(struct engine_value v,
     return v;
 }
 
+/* The comparison an IN (SELECT) makes: its left side against a value of
+ * the subquery's column, under the subquery's affinity and collation.
+ * Points into itself: initialize in place, do not copy. */
+struct in_probe {
+    struct engine_expr compare;
+    struct engine_expr other;
+    struct engine_expr *pair[2];
+    bool real_keys; /* REAL affinity keys: real_key() */
+};
+
+static void in_probe_init(struct in_probe *probe,
+                          const struct engine_expr *expr)
+{
+    const struct engine_subquery *subquery = expr->u.subquery;
+
+    probe->compare = *expr;
+    probe->other = (struct engine_expr){.affinity = subquery->affinity,
+                                        .has_affinity = expr->set_has_affinity};
+    probe->pair[0] = expr->args[0];
+    probe->pair[1] = &probe->other;
+    probe->compare.args = probe->pair;
+    probe->compare.u.compare = ENGINE_COMPARE_EQ;
+    probe->compare.collation = subquery->collation;
+    probe->real_keys = in_query_real(expr->args[0], &probe->other);
+}
+
+/* v as probe's comparison sees it on side `side` (0: the left): the conversions
+ * depend on the two affinities only, so each side can be made alone, and equal
+ * values then compare equal under the IN's collation (engine__value_compare),
+ * which the hash agrees with. */
+static int in_canonical(const struct in_probe *probe, int side,
+                        struct engine_value *v, struct engine_arena *arena)
+{
+    struct engine_value unused = engine__value_null();
+    int rc = side == 0 ? compare_prepare(&probe->compare, v, &unused, arena)
+                       : compare_prepare(&probe->compare, &unused, v, arena);
+
+    if (rc == 0 && probe->real_keys) {
+        *v = real_key(*v, arena);
+    }
+    return rc;
+}
+
 /* Whether the value key, as SQLite's index seek would find it, is in the
  * live table: by rowid (live_key -2) or by its UNIQUE key. */
 static bool live_has(const struct engine_subquery *subquery,
@@ -696,11 +739,7 @@ static int in_live_row(struct engine_expr *expr, struct engine_eval *eval,
                        struct engine_value x, int *truth)
 {
     const struct engine_subquery *subquery = expr->u.subquery;
-    struct engine_expr probe = *expr;
-    struct engine_expr other = {.affinity = subquery->affinity,
-                                .has_affinity = expr->set_has_affinity};
-    struct engine_expr *pair[2] = {expr->args[0], &other};
-    struct engine_value unused = engine__value_null();
+    struct in_probe probe;
     int rc;
 
     if (subquery->live_table->live_count == 0) {
@@ -711,13 +750,10 @@ static int in_live_row(struct engine_expr *expr, struct engine_eval *eval,
         *truth = -1;
         return 0;
     }
-    probe.args = pair;
-    rc = compare_prepare(&probe, &x, &unused, eval->arena);
+    in_probe_init(&probe, expr);
+    rc = in_canonical(&probe, 0, &x, eval->arena);
     if (rc != 0) {
         return engine__error(eval->exec, rc, "out of memory");
-    }
-    if (in_query_real(expr->args[0], &other)) {
-        x = real_key(x, eval->arena);
     }
     if (live_has(subquery, x)) {
         *truth = !expr->negated;
@@ -731,25 +767,8 @@ static int in_live_row(struct engine_expr *expr, struct engine_eval *eval,
 /* Sets larger than this are probed through a hash (subquery->lookup). */
 #define IN_SCAN_MAX 8
 
-/* v as the comparison of in (whose args are the probe pair) sees it on
- * side `side`: the conversions depend on the two affinities only, so each
- * side can be made alone, and equal values then compare equal under the
- * IN's collation (engine__value_compare), which the hash agrees with. */
-static int in_canonical(const struct engine_expr *in, int side, bool real_keys,
-                        struct engine_value *v, struct engine_arena *arena)
-{
-    struct engine_value unused = engine__value_null();
-    int rc = side == 0 ? compare_prepare(in, v, &unused, arena)
-                       : compare_prepare(in, &unused, v, arena);
-
-    if (rc == 0 && real_keys) {
-        *v = real_key(*v, arena);
-    }
-    return rc;
-}
-
 static int in_build_lookup(struct engine_subquery *subquery,
-                           const struct engine_expr *probe, bool real_keys,
+                           const struct in_probe *probe,
                            struct engine_arena *arena)
 {
     struct engine_rowset *lookup = common_malloc(sizeof(*lookup));
@@ -765,7 +784,7 @@ static int in_build_lookup(struct engine_subquery *subquery,
         bool inserted;
         size_t index;
 
-        rc = in_canonical(probe, 1, real_keys, &v, arena);
+        rc = in_canonical(probe, 1, &v, arena);
         if (rc == 0) {
             rc = engine__rowset_insert(lookup, &v, &inserted, &index);
         }
@@ -778,24 +797,20 @@ static int in_hashed_row(struct engine_expr *expr, struct engine_eval *eval,
                          struct engine_value x, int *truth)
 {
     struct engine_subquery *subquery = expr->u.subquery;
-    struct engine_expr probe = *expr;
-    struct engine_expr other = {.affinity = subquery->affinity,
-                                .has_affinity = expr->set_has_affinity};
-    struct engine_expr *pair[2] = {expr->args[0], &other};
-    bool real_keys = in_query_real(expr->args[0], &other);
+    struct in_probe probe;
     size_t index;
     int rc = 0;
 
-    probe.args = pair;
     if (x.type == ENGINE_NULL) {
         *truth = -1;
         return 0;
     }
+    in_probe_init(&probe, expr);
     if (subquery->lookup == NULL) {
-        rc = in_build_lookup(subquery, &probe, real_keys, eval->arena);
+        rc = in_build_lookup(subquery, &probe, eval->arena);
     }
     if (rc == 0) {
-        rc = in_canonical(&probe, 0, real_keys, &x, eval->arena);
+        rc = in_canonical(&probe, 0, &x, eval->arena);
     }
     if (rc != 0) {
         return engine__error(eval->exec, rc, "out of memory");
@@ -813,11 +828,7 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
                         struct engine_value x, int *truth)
 {
     const struct engine_subquery *subquery = expr->u.subquery;
-    struct engine_expr probe = *expr;
-    struct engine_expr other = {.affinity = subquery->affinity,
-                                .has_affinity = expr->set_has_affinity};
-    struct engine_expr *pair[2] = {expr->args[0], &other};
-    bool real_keys = in_query_real(expr->args[0], &other);
+    struct in_probe probe;
 
     if (subquery->set_count == 0 && !subquery->set_has_null) {
         *truth = expr->negated;
@@ -826,15 +837,13 @@ static int in_query_row(struct engine_expr *expr, struct engine_eval *eval,
     if (subquery->set_count > IN_SCAN_MAX) {
         return in_hashed_row(expr, eval, x, truth);
     }
-    probe.u.compare = ENGINE_COMPARE_EQ;
-    probe.collation = subquery->collation;
-    probe.args = pair;
+    in_probe_init(&probe, expr);
     for (size_t i = 0; i < subquery->set_count; i++) {
         int equal;
         int rc = engine__expr_compare_values(
-            &probe, real_keys ? real_key(x, eval->arena) : x,
-            real_keys ? real_key(subquery->set[i], eval->arena)
-                      : subquery->set[i],
+            &probe.compare, probe.real_keys ? real_key(x, eval->arena) : x,
+            probe.real_keys ? real_key(subquery->set[i], eval->arena)
+                            : subquery->set[i],
             eval->arena, &equal);
 
         if (rc != 0) {
