@@ -16,6 +16,18 @@
 /* SQLite's limit on the arguments of one function call. */
 #define ENGINE__FUNCTION_ARGS_MAX 127
 
+/* Converts the operands of comparison expr (args[0] against args[1]) as
+ * the comparison does before it compares them (sqlite3CompareAffinity).
+ * 0 or COMMON_ENOMEM. */
+int engine__expr_compare_prepare(const struct engine_expr *expr,
+                                 struct engine_value *a, struct engine_value *b,
+                                 struct engine_arena *arena);
+
+/* x IN (SELECT ...) for one row (expr_in.c): *truth 1, 0 or -1 (NULL).
+ * The subquery has run. 0, or an error recorded on the statement. */
+int engine__expr_in_row(struct engine_expr *expr, struct engine_eval *eval,
+                        struct engine_value x, int *truth);
+
 /* 1 or 0: the outcome of op for a three-way comparison result c. */
 int engine__compare_outcome(enum engine_compare_op op, int c);
 
