@@ -183,24 +183,27 @@ static int insert_rows(struct dml_run *run, const struct engine_value *rows,
     return 0;
 }
 
-/* After the source of a streaming INSERT (engine_dml.source_streams)
- * failed on some row: SQLite inserted each earlier row before it computed
- * the next, so those rows, found again one at a time, go in first and
- * their own errors come first; the source's error (or 0, when one row at
- * a time no row fails) is returned after them. */
-static int run_insert_before_source_error(struct dml_run *run)
+/* How a one-pass statement goes on after op (an INSERT's source, an
+ * UPDATE's or DELETE's matches) failed on some row: SQLite changed each
+ * earlier row before it computed the next, so those rows, found again one
+ * at a time (engine_exec.row_at_a_time), are applied first and their own
+ * errors come first; op's error (or 0, when one row at a time no row
+ * fails) is returned after them. */
+static int
+run_before_error(struct dml_run *run, struct engine_op *op, size_t width,
+                 int (*apply)(struct dml_run *run,
+                              const struct engine_value *rows, size_t count))
 {
     struct engine_value *rows = NULL;
     size_t count = 0;
-    int source_rc, rc;
+    int op_rc, rc;
 
     run->exec->row_at_a_time = true;
-    source_rc =
-        collect(run, run->dml->source, run->dml->target_count, &rows, &count);
+    op_rc = collect(run, op, width, &rows, &count);
     run->exec->row_at_a_time = false;
-    rc = source_rc == COMMON_ENOMEM ? source_rc : insert_rows(run, rows, count);
+    rc = op_rc == COMMON_ENOMEM ? op_rc : apply(run, rows, count);
     common_free(rows);
-    return rc != 0 ? rc : source_rc;
+    return rc != 0 ? rc : op_rc;
 }
 
 static int run_insert(struct dml_run *run)
@@ -215,7 +218,8 @@ static int run_insert(struct dml_run *run)
     }
     if (rc != 0 && rc != COMMON_ENOMEM && run->dml->source_streams) {
         common_free(rows);
-        return run_insert_before_source_error(run);
+        return run_before_error(run, run->dml->source, run->dml->target_count,
+                                insert_rows);
     }
     if (rc == 0) {
         rc = insert_rows(run, rows, count);
@@ -291,27 +295,6 @@ static int run_live_one_pass(struct dml_run *run)
     return rc;
 }
 
-/* After the WHERE failed on some row of a one-pass statement: the rows it
- * matched before that row, found by testing row by row again. SQLite
- * changed those before it reached the failing row, so their own errors
- * come first; the WHERE's error (or 0, when row by row no row fails) is
- * returned after them. */
-static int run_before_where_error(struct dml_run *run)
-{
-    struct engine_expr *where = run->dml->where;
-    bool was_row_by_row = where->is_row_by_row;
-    struct engine_value *rowids = NULL;
-    size_t count = 0;
-    int where_rc, rc;
-
-    where->is_row_by_row = true;
-    where_rc = collect(run, run->dml->matches, 1, &rowids, &count);
-    where->is_row_by_row = was_row_by_row;
-    rc = where_rc == COMMON_ENOMEM ? where_rc : change_rows(run, rowids, count);
-    common_free(rowids);
-    return rc != 0 ? rc : where_rc;
-}
-
 /* UPDATE and DELETE: every matched rowid, then each row in turn. */
 static int run_matched(struct dml_run *run)
 {
@@ -326,7 +309,7 @@ static int run_matched(struct dml_run *run)
     rc = collect(run, dml->matches, 1, &rowids, &count);
     if (rc != 0 && rc != COMMON_ENOMEM && dml->one_pass) {
         common_free(rowids);
-        return run_before_where_error(run);
+        return run_before_error(run, dml->matches, 1, change_rows);
     }
     if (rc == 0) {
         rc = change_rows(run, rowids, count);

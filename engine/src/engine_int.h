@@ -130,7 +130,7 @@ struct engine_exec {
     size_t subquery_count;
     /* Sources (table scans, VALUES) hand out one row per batch, so that
      * every expression above them meets the rows one at a time, in SQLite's
-     * order (see run_insert in dml_exec.c). */
+     * order (see run_before_error in dml_exec.c). */
     bool row_at_a_time;
 };
 

@@ -129,6 +129,13 @@ void engine__in_mark_live(struct engine_compile *ctx,
 const struct ast_select *engine__plan_flatten(struct engine_stmt *stmt,
                                               const struct ast_select *select);
 
+/* "left AND right", a new node in the plan arena pointing at both (which
+ * stay unchanged; ast.h's links are not const); NULL when out of memory
+ * (plan_terms.c). */
+struct ast_expr *engine__plan_ast_and(struct engine_stmt *stmt,
+                                      const struct ast_expr *left,
+                                      const struct ast_expr *right);
+
 /* where with its terms "rowid = constant" moved to the front of its
  * top-level AND, as SQLite's rowid lookup runs them first (plan_terms.c);
  * where itself when there is nothing to move or table is NULL; NULL when

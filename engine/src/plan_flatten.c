@@ -12,7 +12,6 @@
  * "*" over one table with at most a WHERE. SQLite's other conditions
  * (restrictions 1 to 28) all hold for it.
  */
-#include <string.h>
 #include <strings.h>
 
 #include "engine_int.h"
@@ -75,37 +74,12 @@ static bool can_flatten(const struct ast_select *outer)
                             outer->from[0].alias);
 }
 
-/* "w AND v", or whichever of them exists. */
-static struct ast_expr *and_of(struct engine_stmt *stmt, struct ast_expr *w,
-                               struct ast_expr *v, bool *oom)
-{
-    struct ast_expr *both;
-
-    if (w == NULL || v == NULL) {
-        return w != NULL ? w : v;
-    }
-    both = engine__plan_alloc(stmt, sizeof(*both));
-    if (both == NULL) {
-        *oom = true;
-        return NULL;
-    }
-    memset(both, 0, sizeof(*both));
-    both->kind = AST_BINARY;
-    both->position = w->position;
-    both->text = "";
-    both->u.binary.op = AST_AND;
-    both->u.binary.left = w;
-    both->u.binary.right = v;
-    return both;
-}
-
 const struct ast_select *engine__plan_flatten(struct engine_stmt *stmt,
                                               const struct ast_select *select)
 {
     const struct ast_select *sub;
     struct ast_select *flat;
     struct ast_from_item *from;
-    bool oom = false;
 
     if (!can_flatten(select)) {
         return select;
@@ -120,6 +94,14 @@ const struct ast_select *engine__plan_flatten(struct engine_stmt *stmt,
     *from = sub->from[0];
     from->alias = select->from[0].alias;
     flat->from = from;
-    flat->where = and_of(stmt, sub->where, select->where, &oom);
-    return oom ? NULL : flat;
+    flat->where = sub->where;
+    if (sub->where != NULL && select->where != NULL) {
+        flat->where = engine__plan_ast_and(stmt, sub->where, select->where);
+        if (flat->where == NULL) {
+            return NULL;
+        }
+    } else if (select->where != NULL) {
+        flat->where = select->where;
+    }
+    return flat;
 }

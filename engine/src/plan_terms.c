@@ -72,28 +72,34 @@ static bool split(const struct ast_expr *where, const struct ast_expr **terms,
     return true;
 }
 
-/* A right-nested AND over terms. The new nodes point at the terms, which
- * stay unchanged: the casts only fit ast.h's non-const links. */
+struct ast_expr *engine__plan_ast_and(struct engine_stmt *stmt,
+                                      const struct ast_expr *left,
+                                      const struct ast_expr *right)
+{
+    struct ast_expr *both = engine__plan_alloc(stmt, sizeof(*both));
+
+    if (both == NULL) {
+        return NULL;
+    }
+    *both = (struct ast_expr){
+        .kind = AST_BINARY, .position = left->position, .text = ""};
+    both->u.binary.op = AST_AND;
+    both->u.binary.left = (struct ast_expr *)left;
+    both->u.binary.right = (struct ast_expr *)right;
+    return both;
+}
+
+/* A right-nested AND over terms[0..count). */
 static const struct ast_expr *join(struct engine_stmt *stmt,
                                    const struct ast_expr **terms, size_t count)
 {
-    struct ast_expr *both;
     const struct ast_expr *rest;
 
     if (count == 1) {
         return terms[0];
     }
     rest = join(stmt, terms + 1, count - 1);
-    both = rest != NULL ? engine__plan_alloc(stmt, sizeof(*both)) : NULL;
-    if (both == NULL) {
-        return NULL;
-    }
-    *both = (struct ast_expr){
-        .kind = AST_BINARY, .position = terms[0]->position, .text = ""};
-    both->u.binary.op = AST_AND;
-    both->u.binary.left = (struct ast_expr *)terms[0];
-    both->u.binary.right = (struct ast_expr *)rest;
-    return both;
+    return rest != NULL ? engine__plan_ast_and(stmt, terms[0], rest) : NULL;
 }
 
 const struct ast_expr *
