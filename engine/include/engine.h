@@ -29,8 +29,21 @@
  * Threads: a database handle and its statements belong to one thread at a
  * time. Separate handles are independent.
  *
- * Durability: this version keeps every database in memory; the path given
- * to engine_open() must be NULL or ":memory:".
+ * Durability: a database opened on a path lives in that file and its
+ * write-ahead log, path + "-wal" (formats: docs/formats.md). A commit
+ * returns only after its WAL record is written and, as PRAGMA synchronous
+ * says, synced: FULL (the default) and NORMAL sync before the commit
+ * returns, OFF leaves it to the operating system. Opening replays the WAL
+ * and cuts a torn tail at the last whole commit. VACUUM, and the WAL
+ * outgrowing ENGINE_CHECKPOINT_WAL_BYTES, fold the WAL into a new main file
+ * (written aside, synced, renamed over the old one). One handle at a time
+ * may open a database: another open of the same path, in this process or
+ * another, fails with ENGINE_EBUSY. A damaged file fails the open with
+ * ENGINE_ECORRUPT ("database disk image is malformed") or ENGINE_ENOTADB.
+ * A commit that cannot be written (ENGINE_EFULL, ENGINE_EIO) is rolled
+ * back and committed data stays intact; after a failed fsync the handle
+ * refuses every later write (the state of the log is no longer known) until
+ * the database is reopened.
  */
 #ifndef SINEW_ENGINE_H
 #define SINEW_ENGINE_H
@@ -60,7 +73,12 @@
     X(ENGINE_ETOOBIG, -10204, "string or blob too big")                        \
     X(ENGINE_ECANTOPEN, -10205, "unable to open database")                     \
     X(ENGINE_EMISMATCH, -10206, "datatype mismatch")                           \
-    X(ENGINE_EABORT, -10207, "statement aborted")
+    X(ENGINE_EABORT, -10207, "statement aborted")                              \
+    X(ENGINE_ECORRUPT, -10208, "database disk image is malformed")             \
+    X(ENGINE_EIO, -10209, "disk I/O error")                                    \
+    X(ENGINE_EFULL, -10210, "database or disk is full")                        \
+    X(ENGINE_EBUSY, -10211, "database is locked")                              \
+    X(ENGINE_ENOTADB, -10212, "file is not a database")
 
 enum engine_error { ENGINE_ERROR_MAP(COMMON_ERROR_ENUM) };
 
@@ -80,9 +98,29 @@ const char *engine_strerror(int rc);
 struct engine_db;
 struct engine_stmt;
 
-/* Opens a database. path: NULL or ":memory:" (borrowed for the call). On
- * success *out is a handle the caller closes with engine_close(). */
+/* Opens a database. path (borrowed for the call): NULL or ":memory:" for a
+ * database in memory, else a file, created if missing. On success *out is
+ * a handle the caller closes with engine_close(); on failure *out is NULL
+ * and the code says why (ENGINE_ECANTOPEN, ENGINE_EBUSY, ENGINE_ECORRUPT,
+ * ENGINE_ENOTADB, COMMON_ENOMEM). */
 int engine_open(const char *path, struct engine_db **out);
+
+/* The WAL size past which a commit folds the WAL into the main file. */
+#define ENGINE_CHECKPOINT_WAL_BYTES (64u << 20)
+
+/* Every write and sync of a database file goes through these (pwrite(2)
+ * and fsync(2) by default), so tests can inject faults and a simulator can
+ * model a disk. Each returns as the system call does (-1 and errno on
+ * failure). Process-wide configuration: call before any database is open,
+ * like common_heap_set(); NULL restores the defaults. The hooks (and ctx)
+ * are borrowed until replaced. */
+struct engine_io_hooks {
+    long (*pwrite)(void *ctx, int fd, const void *bytes, size_t size,
+                   int64_t offset);
+    int (*fsync)(void *ctx, int fd);
+    void *ctx;
+};
+void engine_io_hooks_set(const struct engine_io_hooks *hooks);
 
 /* Finalizes any statements still open and frees the handle. NULL is
  * ignored. */

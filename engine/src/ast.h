@@ -367,6 +367,30 @@ enum ast_stmt_kind {
     AST_STMT_BEGIN,
     AST_STMT_COMMIT, /* COMMIT and END */
     AST_STMT_ROLLBACK,
+    AST_STMT_SAVEPOINT,   /* .savepoint */
+    AST_STMT_RELEASE,     /* .savepoint: RELEASE [SAVEPOINT] nm */
+    AST_STMT_ROLLBACK_TO, /* .savepoint: ROLLBACK [TRANSACTION] TO ... */
+    AST_STMT_PRAGMA,      /* .pragma */
+    AST_STMT_VACUUM,      /* .vacuum */
+};
+
+/* PRAGMA [schema.]name [= value | (value)]. The value is the text SQLite's
+ * sqlite3Pragma() receives: a name or string unquoted, a number as written
+ * (a leading '+' dropped, a '-' kept), ON, DELETE or DEFAULT as written. */
+struct ast_pragma {
+    const char *schema;      /* NULL when not written */
+    const char *schema_text; /* the schema as written, for messages */
+    const char *name;
+    const char *value; /* NULL when none */
+};
+
+struct ast_savepoint {
+    const char *name; /* unquoted */
+};
+
+struct ast_vacuum {
+    const char *schema;      /* VACUUM nm; NULL when not written */
+    const char *schema_text; /* the schema as written, for messages */
 };
 
 struct ast_stmt {
@@ -380,6 +404,9 @@ struct ast_stmt {
         struct ast_insert insert;
         struct ast_update update;
         struct ast_delete delete_;
+        struct ast_pragma pragma;
+        struct ast_savepoint savepoint;
+        struct ast_vacuum vacuum;
     } u;
     /* Parameters: the highest number used, and the name of each (index 1
      * to parameter_count; NULL for unnamed). */

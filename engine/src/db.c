@@ -9,22 +9,31 @@
 #include <time.h>
 
 #include "engine_int.h"
+#include "storage.h"
 
 int engine_open(const char *path, struct engine_db **out)
 {
     struct engine_db *db;
+    int rc = 0;
 
     ASSERT(out != NULL);
-    if (path != NULL && strcmp(path, ":memory:") != 0) {
-        return ENGINE_ECANTOPEN;
-    }
+    *out = NULL;
     db = common_calloc(1, sizeof(*db));
     if (db == NULL) {
         return COMMON_ENOMEM;
     }
     engine__arena_init(&db->undo_arena);
+    common_buf_init(&db->redo, UINT32_MAX);
     db->random_state = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)db;
+    db->synchronous = ENGINE__SYNC_FULL;
     snprintf(db->errmsg, sizeof(db->errmsg), "not an error");
+    if (path != NULL && strcmp(path, ":memory:") != 0) {
+        rc = engine__storage_open(db, path);
+    }
+    if (rc != 0) {
+        engine_close(db);
+        return rc;
+    }
     *out = db;
     return 0;
 }
@@ -43,6 +52,9 @@ void engine_close(struct engine_db *db)
     }
     common_free(db->tables);
     common_free(db->undo);
+    engine__savepoint_close(db);
+    common_buf_close(&db->redo);
+    engine__storage_close(db);
     engine__arena_close(&db->undo_arena);
     common_free(db);
 }

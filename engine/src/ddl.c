@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT
  *
- * ddl.c: CREATE/DROP TABLE and INDEX, and BEGIN/COMMIT/ROLLBACK, with
- * SQLite's messages. Schema changes go through the undo log like row
- * changes, so ROLLBACK undoes a CREATE TABLE too.
+ * ddl.c: CREATE/DROP TABLE and INDEX, and BEGIN/COMMIT/ROLLBACK (the
+ * savepoint statements are savepoint.c's), with SQLite's messages. Schema
+ * changes go through the undo log like row changes, so ROLLBACK undoes a
+ * CREATE TABLE too.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "engine_int.h"
+#include "storage.h"
 
 static bool is_reserved_name(const char *name)
 {
@@ -68,6 +70,11 @@ static int create_table(struct engine_stmt *stmt)
             engine__catalog_remove(db, table);
         }
     }
+    if (rc == 0 && engine__redo_schema(db, stmt->sql) != 0) {
+        /* The undo record owns the table now: the caller's rollback of the
+         * statement removes and frees it. */
+        return engine__db_error(db, COMMON_ENOMEM, "out of memory");
+    }
     if (rc != 0) {
         engine__table_destroy(table);
         return engine__db_error(db, rc, "out of memory");
@@ -92,7 +99,9 @@ static int drop_table(struct engine_stmt *stmt)
         return engine__db_error(db, COMMON_ENOMEM, "out of memory");
     }
     engine__catalog_remove(db, table);
-    return 0;
+    return engine__redo_schema(db, stmt->sql) == 0
+               ? 0
+               : engine__db_error(db, COMMON_ENOMEM, "out of memory");
 }
 
 /* The table columns of an index's column list (names only). */
@@ -137,18 +146,55 @@ void engine__key_columns_text(const struct engine_table *table,
     }
 }
 
+/* Adds the index def describes (sql: its text) to its table. record: a
+ * statement's change, undone by ROLLBACK; otherwise the undo of a DROP
+ * INDEX, which must leave the logs alone. */
+static int add_index(struct engine_db *db, const struct ast_create_index *def,
+                     const char *sql, uint64_t sequence, bool record)
+{
+    struct engine_table *table = engine__catalog_find(db, def->table);
+    size_t columns[ENGINE_MAX_COLUMNS];
+    size_t mark = db->undo_count;
+    char names[ENGINE__ERRMSG_SIZE];
+    int rc;
+
+    if (def->column_count > ENGINE_MAX_COLUMNS) {
+        return engine__db_error(db, ENGINE_ESQL, "too many columns in index");
+    }
+    rc = index_columns(db, table, def, columns);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = engine__table_add_index(table, def->name, sql, strlen(sql),
+                                 def->unique, columns, def->column_count);
+    if (rc == 0 || rc == ENGINE_ECONSTRAINT) {
+        table->indexes[table->index_count - 1].sequence = sequence;
+        db->schema_version++;
+        if (!record) {
+            ASSERT(rc == 0);
+            return 0;
+        }
+        if (engine__undo_record(db, ENGINE_UNDO_CREATE_INDEX, table, 0) != 0) {
+            return engine__db_error(db, COMMON_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == ENGINE_ECONSTRAINT) {
+        engine__undo_rollback(db, mark);
+        engine__key_columns_text(table, columns, def->column_count, names,
+                                 sizeof(names));
+        return engine__db_error(db, rc, "UNIQUE constraint failed: %s", names);
+    }
+    rc = rc ? rc : engine__redo_schema(db, sql);
+    return rc == 0 ? 0 : engine__db_error(db, rc, "out of memory");
+}
+
 static int create_index(struct engine_stmt *stmt)
 {
     const struct ast_create_index *def = &stmt->ast->u.create_index;
     struct engine_db *db = stmt->db;
-    struct engine_table *table = engine__catalog_find(db, def->table);
-    size_t columns[ENGINE_MAX_COLUMNS];
-    size_t mark = db->undo_count;
     size_t position;
-    char names[ENGINE__ERRMSG_SIZE];
-    int rc;
 
-    if (table == NULL) {
+    if (engine__catalog_find(db, def->table) == NULL) {
         return engine__db_error(db, ENGINE_ESQL, "no such table: main.%s",
                                 def->table);
     }
@@ -166,29 +212,27 @@ static int create_index(struct engine_stmt *stmt)
         return engine__db_error(db, ENGINE_ESQL,
                                 "partial UNIQUE indexes are not supported yet");
     }
-    if (def->column_count > ENGINE_MAX_COLUMNS) {
-        return engine__db_error(db, ENGINE_ESQL, "too many columns in index");
+    return add_index(db, def, stmt->sql, ++db->object_sequence, true);
+}
+
+int engine__index_create_sql(struct engine_db *db, const char *sql,
+                             uint64_t sequence)
+{
+    struct engine_arena arena;
+    struct ast_stmt *ast = NULL;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    size_t tail, error_offset;
+    int rc;
+
+    engine__arena_init(&arena);
+    rc = engine__parse(&arena, sql, strlen(sql), &ast, &tail, errmsg,
+                       sizeof(errmsg), &error_offset);
+    if (rc == 0) {
+        ASSERT(ast != NULL && ast->kind == AST_STMT_CREATE_INDEX);
+        rc = add_index(db, &ast->u.create_index, sql, sequence, false);
     }
-    rc = index_columns(db, table, def, columns);
-    if (rc != 0) {
-        return rc;
-    }
-    rc = engine__table_add_index(table, def->name, stmt->sql, strlen(stmt->sql),
-                                 def->unique, columns, def->column_count);
-    if (rc == 0 || rc == ENGINE_ECONSTRAINT) {
-        table->indexes[table->index_count - 1].sequence = ++db->object_sequence;
-        db->schema_version++;
-        if (engine__undo_record(db, ENGINE_UNDO_CREATE_INDEX, table, 0) != 0) {
-            return engine__db_error(db, COMMON_ENOMEM, "out of memory");
-        }
-    }
-    if (rc == ENGINE_ECONSTRAINT) {
-        engine__undo_rollback(db, mark);
-        engine__key_columns_text(table, columns, def->column_count, names,
-                                 sizeof(names));
-        return engine__db_error(db, rc, "UNIQUE constraint failed: %s", names);
-    }
-    return rc == 0 ? 0 : engine__db_error(db, rc, "out of memory");
+    engine__arena_close(&arena);
+    return rc;
 }
 
 static int drop_index(struct engine_stmt *stmt)
@@ -198,12 +242,27 @@ static int drop_index(struct engine_stmt *stmt)
     size_t position;
     struct engine_table *table = find_index(db, drop->name, &position);
     struct engine_index_def removed;
+    struct engine_undo *undo;
+    const char *text;
 
     if (table == NULL) {
         return drop->if_exists
                    ? 0
                    : engine__db_error(db, ENGINE_ESQL, "no such index: %s",
                                       drop->name);
+    }
+    /* ROLLBACK builds the index again from its CREATE INDEX text. */
+    text = engine__arena_memdup(&db->undo_arena, table->indexes[position].sql,
+                                strlen(table->indexes[position].sql) + 1);
+    if (text == NULL ||
+        engine__undo_record(db, ENGINE_UNDO_DROP_INDEX, table, 0) != 0) {
+        return engine__db_error(db, COMMON_ENOMEM, "out of memory");
+    }
+    undo = &db->undo[db->undo_count - 1];
+    undo->rowid = (int64_t)table->indexes[position].sequence;
+    undo->text = text;
+    if (engine__redo_schema(db, stmt->sql) != 0) {
+        return engine__db_error(db, COMMON_ENOMEM, "out of memory");
     }
     /* Move it last, where the undo of CREATE INDEX expects its index. */
     removed = table->indexes[position];
@@ -225,6 +284,7 @@ static int transaction_control(struct engine_stmt *stmt)
                                     "cannot start a transaction within a "
                                     "transaction");
         }
+        engine__savepoint_clear(db);
         db->in_transaction = true;
         return 0;
     case AST_STMT_COMMIT:
@@ -233,15 +293,19 @@ static int transaction_control(struct engine_stmt *stmt)
                                     "cannot commit - no transaction is "
                                     "active");
         }
-        engine__undo_commit(db);
-        db->in_transaction = false;
-        return 0;
+        engine__savepoint_clear(db);
+        return engine__transaction_commit(db);
+    case AST_STMT_SAVEPOINT:
+    case AST_STMT_RELEASE:
+    case AST_STMT_ROLLBACK_TO:
+        return engine__execute_savepoint(stmt);
     default:
         if (!db->in_transaction) {
             return engine__db_error(db, ENGINE_ESQL,
                                     "cannot rollback - no transaction is "
                                     "active");
         }
+        engine__savepoint_clear(db);
         engine__undo_rollback(db, 0);
         db->in_transaction = false;
         return 0;
@@ -273,7 +337,7 @@ int engine__execute_ddl(struct engine_stmt *stmt)
     if (rc != 0) {
         engine__undo_rollback(db, mark);
     } else if (!db->in_transaction) {
-        engine__undo_commit(db);
+        rc = engine__transaction_commit(db);
     }
     return rc;
 }

@@ -13,6 +13,8 @@
 #include "engine_int.h"
 #include "plan.h"
 
+struct engine_access;
+
 struct dml_assignment {
     size_t column; /* table column, or SIZE_MAX for the rowid */
     struct engine_expr *value;
@@ -43,7 +45,9 @@ struct engine_dml {
     size_t upsert_count;
     /* UPDATE and DELETE */
     struct engine_op *matches; /* scan + WHERE; the rowid is the last column */
-    struct engine_op *scan;    /* every row: the scan under matches */
+    struct engine_op *scan;    /* the scan under matches: every row, or
+                                  those access finds */
+    struct engine_access *access; /* the WHERE's lookup (access.h), or NULL */
     struct engine_expr *where; /* the WHERE, also a row expression; or NULL */
     bool where_reads_table;    /* a subquery in it reads the table: in one
                                   pass it runs when a row first reaches it

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dml_int.h"
+#include "storage.h"
 
 static const struct engine_op_ops holder_ops = {
     .destroy = engine__op_destroy_default,
@@ -332,8 +333,8 @@ static enum ast_conflict runtime_error_mode(const struct dml_run *run)
 }
 
 /* Settles the statement: commit (autocommit), or undo per the failed
- * constraint's conflict mode. */
-static void settle(struct dml_run *run, size_t mark, int rc)
+ * constraint's conflict mode. Returns rc, or the commit's error. */
+static int settle(struct dml_run *run, size_t mark, int rc)
 {
     struct engine_db *db = run->db;
 
@@ -343,19 +344,29 @@ static void settle(struct dml_run *run, size_t mark, int rc)
     if (rc != 0 && run->failed == AST_CONFLICT_ROLLBACK) {
         engine__undo_rollback(db, 0);
         db->in_transaction = false;
-        return;
+        return rc;
     }
     if (rc != 0 && run->failed != AST_CONFLICT_FAIL) {
         engine__undo_rollback(db, mark);
-        return;
+        return rc;
+    }
+    if (db->in_transaction) {
+        if (rc == 0) {
+            db->changes = run->changes;
+            db->total_changes += run->changes;
+        }
+        return rc;
+    }
+    /* Autocommit: the rows an OR FAIL statement kept before its error are
+     * committed too, and the statement still reports its error. */
+    if (engine__transaction_commit(db) != 0) {
+        return db->errcode;
     }
     if (rc == 0) {
         db->changes = run->changes;
         db->total_changes += run->changes;
     }
-    if (!db->in_transaction) {
-        engine__undo_commit(db);
-    }
+    return rc;
 }
 
 int engine__execute_dml(struct engine_stmt *stmt)
@@ -374,7 +385,7 @@ int engine__execute_dml(struct engine_stmt *stmt)
     engine__arena_init(&run.row_arena);
     rc =
         run.dml->kind == AST_STMT_INSERT ? run_insert(&run) : run_matched(&run);
-    settle(&run, mark, rc);
+    rc = settle(&run, mark, rc);
     engine__arena_close(&run.scratch);
     engine__arena_close(&run.row_arena);
     return rc;

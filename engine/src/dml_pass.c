@@ -14,6 +14,7 @@
  */
 #include <strings.h>
 
+#include "access.h"
 #include "dml.h"
 #include "plan.h"
 
@@ -46,6 +47,22 @@ static bool may_replace(const struct engine_dml *dml)
     return false;
 }
 
+/* An UPDATE that writes a column of the index its WHERE looks rows up
+ * through: SQLite falls back to two passes (update.c, "ONEPASS_OFF if
+ * where.c has selected a ONEPASS_MULTI strategy that uses an index for
+ * which one or more columns are being updated"). */
+static bool writes_lookup_index(const struct engine_dml *dml)
+{
+    for (size_t c = 0; dml->access != NULL && c < dml->table->column_count;
+         c++) {
+        if (engine__access_index_has(dml->access, dml->table, c) &&
+            engine__dml_writes(dml, c)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool engine__dml_one_pass(const struct engine_stmt *stmt,
                           const struct engine_dml *dml)
 {
@@ -54,7 +71,8 @@ bool engine__dml_one_pass(const struct engine_stmt *stmt,
         return false;
     }
     return dml->kind == AST_STMT_DELETE ||
-           (!engine__dml_writes(dml, SIZE_MAX) && !may_replace(dml));
+           (!engine__dml_writes(dml, SIZE_MAX) && !may_replace(dml) &&
+            !writes_lookup_index(dml));
 }
 
 static bool select_reads(const struct ast_select *select, const char *table);

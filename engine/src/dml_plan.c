@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "access.h"
 #include "dml.h"
 
 static int dml_error(struct engine_stmt *stmt, const char *format, ...)
@@ -362,6 +363,14 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     engine__expr_mark_condition(predicate);
     predicate->is_where = true;
+    rc = engine__plan_access(stmt, table, dml->scope.rowid_column, ordered,
+                             predicate, &dml->access);
+    if (rc != 0) {
+        return rc;
+    }
+    if (dml->access != NULL) {
+        engine__op_scan_access(dml->matches, dml->access);
+    }
     dml->scan = dml->matches;
     dml->where = predicate;
     dml->where_reads_table = engine__dml_expr_reads(where, dml->table->name);

@@ -397,6 +397,9 @@ static int insert_checked(struct dml_run *run, struct engine_value *values,
         rc = engine__undo_record(run->db, ENGINE_UNDO_INSERT, table, slot);
         if (rc != 0) {
             engine__table_delete(table, slot);
+        } else {
+            /* On failure the statement's rollback undoes the insert. */
+            rc = engine__redo_insert(run->db, table, slot);
         }
     }
     if (rc != 0) {
@@ -560,6 +563,13 @@ int engine__dml_update_row(struct dml_run *run, size_t slot,
     if (rc == 0) {
         rc = engine__table_update(table, slot, rowid, values);
     }
+    if (rc == 0) {
+        const struct engine_undo *undo =
+            &run->db->undo[run->db->undo_count - 1];
+
+        rc = engine__redo_update(run->db, table, slot, undo->rowid,
+                                 undo->values);
+    }
     if (rc != 0) {
         return engine__error(run->exec, rc, "out of memory");
     }
@@ -576,13 +586,15 @@ int engine__dml_update_row(struct dml_run *run, size_t slot,
 int engine__dml_delete_row(struct dml_run *run, size_t slot)
 {
     struct engine_table *table = run->dml->table;
+    int64_t rowid = table->rowids[slot];
     int rc = engine__undo_record(run->db, ENGINE_UNDO_DELETE, table, slot);
 
     if (rc != 0) {
         return engine__error(run->exec, rc, "out of memory");
     }
     engine__table_delete(table, slot);
-    return 0;
+    rc = engine__redo_delete(run->db, table, rowid);
+    return rc ? engine__error(run->exec, rc, "out of memory") : 0;
 }
 
 /* Loads the row at slot; with keep, its bytes are copied to the row arena

@@ -20,6 +20,7 @@
 
 #include "arena.h"
 #include "ast.h"
+#include "common.h"
 #include "engine.h"
 #include "expr.h"
 #include "table.h"
@@ -36,6 +37,9 @@ enum engine_undo_kind {
     ENGINE_UNDO_CREATE_TABLE, /* .table was created */
     ENGINE_UNDO_DROP_TABLE,   /* .table was dropped (kept alive here) */
     ENGINE_UNDO_CREATE_INDEX, /* .table gained index .index_name */
+    ENGINE_UNDO_DROP_INDEX,   /* .table lost the index whose CREATE INDEX
+                                 text is .text (creation number .rowid) */
+    ENGINE_UNDO_USER_VERSION, /* PRAGMA user_version was .rowid */
 };
 
 struct engine_undo {
@@ -44,6 +48,14 @@ struct engine_undo {
     size_t slot;
     int64_t rowid;
     struct engine_value *values; /* copies in the log's arena */
+    const char *text;            /* in the log's arena */
+    size_t redo_size; /* the redo log's size before this change's entry */
+};
+
+/* One SAVEPOINT: ROLLBACK TO it undoes the log back to undo_mark. */
+struct engine_savepoint {
+    char *name;       /* owned; compared case-insensitively */
+    size_t undo_mark; /* db->undo_count when it was taken */
 };
 
 struct engine_db {
@@ -65,6 +77,24 @@ struct engine_db {
     uint64_t object_sequence; /* last creation number given to a table or
                                  index (sqlite_schema lists them in it) */
     struct engine_stmt *open_statements; /* list through next_open */
+    /* Durable storage (storage.h): the files, or NULL for ":memory:". */
+    struct engine_storage *storage;
+    /* The open transaction's changes, encoded as the WAL record's payload
+     * (redo.c); kept only while capture is on. */
+    struct common_buf redo;
+    const struct engine_table *redo_table; /* table of the last row entry */
+    bool capture;         /* changes are written to the redo log */
+    int synchronous;      /* PRAGMA synchronous, ENGINE__SYNC_* */
+    int64_t user_version; /* PRAGMA user_version */
+    /* The SAVEPOINT stack (savepoint.c), oldest first. It belongs to the
+     * open transaction: BEGIN and a SAVEPOINT that starts a transaction
+     * empty it first, so entries left by a transaction that ended another
+     * way (an OR ROLLBACK conflict, a failed commit) are never used. */
+    struct engine_savepoint *savepoints;
+    size_t savepoint_count;
+    size_t savepoint_capacity;
+    bool savepoint_began; /* SAVEPOINT began the transaction: releasing
+                             savepoints[0] commits it */
 };
 
 /* ---- operators ---- */
@@ -216,6 +246,33 @@ int engine__undo_record(struct engine_db *db, enum engine_undo_kind kind,
 void engine__undo_rollback(struct engine_db *db, size_t to_count);
 void engine__undo_commit(struct engine_db *db);
 
+/* Redo log (redo.c): each change of the open transaction, recorded right
+ * after its undo record, as the WAL will hold it. A no-op unless
+ * db->capture. 0 or COMMON_ENOMEM. */
+int engine__redo_insert(struct engine_db *db, const struct engine_table *table,
+                        size_t slot);
+/* A row at slot changed from (old_rowid, old_values): only the columns
+ * whose value changed are recorded. */
+int engine__redo_update(struct engine_db *db, const struct engine_table *table,
+                        size_t slot, int64_t old_rowid,
+                        const struct engine_value *old_values);
+int engine__redo_delete(struct engine_db *db, const struct engine_table *table,
+                        int64_t rowid);
+int engine__redo_schema(struct engine_db *db, const char *sql);
+int engine__redo_user_version(struct engine_db *db, int64_t value);
+/* Forgets entries past size (a statement or savepoint undone). */
+void engine__redo_truncate(struct engine_db *db, size_t size);
+/* Applies a redo payload (one committed transaction) to db without
+ * capturing it: ENGINE_ECORRUPT if it does not decode or does not fit the
+ * database. */
+int engine__redo_apply(struct engine_db *db, const uint8_t *payload,
+                       size_t size);
+
+/* Runs the CREATE INDEX statement sql (parsed again) on db: the undo of a
+ * DROP INDEX, and loading a database's catalog. */
+int engine__index_create_sql(struct engine_db *db, const char *sql,
+                             uint64_t sequence);
+
 /* Planning (plan_*.c): compiles stmt->ast into stmt->root. */
 int engine__plan(struct engine_stmt *stmt);
 
@@ -326,6 +383,20 @@ int engine__execute_dml(struct engine_stmt *stmt);
 
 /* DDL and transaction control (ddl.c), run at the first step. */
 int engine__execute_ddl(struct engine_stmt *stmt);
+
+/* SAVEPOINT, RELEASE and ROLLBACK TO (savepoint.c), run at the first
+ * step. */
+int engine__execute_savepoint(struct engine_stmt *stmt);
+/* Empties the savepoint stack (a transaction begins or ends). */
+void engine__savepoint_clear(struct engine_db *db);
+/* Frees the stack: at engine_close(). */
+void engine__savepoint_close(struct engine_db *db);
+
+/* PRAGMA and VACUUM (pragma.c). Planning names the result columns, and
+ * rejects an unknown schema as SQLite's prepare does; running computes
+ * the result rows into stmt->returning, handed out by the later steps. */
+int engine__plan_pragma(struct engine_stmt *stmt);
+int engine__execute_pragma(struct engine_stmt *stmt);
 
 /* Statements (stmt.c, stmt_data.c). */
 int engine__stmt_plan(struct engine_stmt *stmt);

@@ -133,12 +133,19 @@ static int eval_compare(struct engine_expr *expr, struct engine_eval *eval,
 {
     const struct engine_vector *vals[2];
     struct engine_vector *out = &expr->result;
-    int rc = eval_args(expr, eval, batch, vals);
+    int rc;
 
+    out->kind = ENGINE_VECTOR_INT64;
+    if (expr->is_satisfied) {
+        for (uint32_t i = 0; i < batch->selected; i++) {
+            set_bool(out, engine__batch_row(batch, i), 1);
+        }
+        return 0;
+    }
+    rc = eval_args(expr, eval, batch, vals);
     if (rc != 0) {
         return rc;
     }
-    out->kind = ENGINE_VECTOR_INT64;
     if (engine__compare_kernel(expr, vals[0], vals[1], batch, out)) {
         return 0;
     }

@@ -93,6 +93,12 @@ struct engine_expr {
     bool is_where;                   /* the root of a WHERE (SELECT,
                                         UPDATE, DELETE): see
                                         engine__expr_prime() */
+    bool is_satisfied;               /* COMPARE: a WHERE term the access
+                                        path guarantees on every row it
+                                        yields, set while it runs (access.h);
+                                        true without evaluating its
+                                        operands, as SQLite codes a term
+                                        its loop uses no more (disableTerm) */
     bool is_row_by_row;              /* the root of a WHERE whose query
                                         stops at its LIMIT: rows are tested
                                         one at a time, as SQLite's loop

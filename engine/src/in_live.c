@@ -4,7 +4,8 @@
  *
  * SQLite answers "x IN (SELECT c FROM t)" from a b-tree that already
  * exists when it can (sqlite3FindInIndex, expr.c): t itself when c is the
- * rowid, or an index whose first column is c, if the subquery is a plain
+ * rowid, or an index whose first column is c (a UNIQUE key or a CREATE
+ * INDEX, which table_index.c keeps), if the subquery is a plain
  * column read (isCandidateForInOpt: no DISTINCT, aggregate, WHERE, LIMIT,
  * one table) and the index's collation and affinity suit the comparison.
  * Otherwise it copies the values once into an ephemeral table. When t is
@@ -49,15 +50,11 @@ static const struct ast_expr *plain_column(const struct ast_select *select,
     return column->expr;
 }
 
-/* The UNIQUE key whose first column serves the comparison, or -1: the
- * comparison's collation is the column's (a key compares with it), and
- * the comparison affinity is not numeric over a TEXT or BLOB column. A
- * one-column key is preferred, as it can be probed. */
-static ptrdiff_t key_serves(const struct engine_table *table, size_t column,
+/* Whether the comparison affinity suits an index on column: not numeric
+ * over a TEXT or BLOB column. */
+static bool affinity_serves(const struct engine_table *table, size_t column,
                             const struct engine_expr *in)
 {
-    ptrdiff_t found = -1;
-
     const struct engine_column_def *def = &table->columns[column];
     const struct engine_expr *lhs = in->args[0];
     bool numeric_lhs =
@@ -65,9 +62,38 @@ static ptrdiff_t key_serves(const struct engine_table *table, size_t column,
                               lhs->affinity == ENGINE_AFFINITY_INTEGER ||
                               lhs->affinity == ENGINE_AFFINITY_REAL);
 
-    if (in->u.subquery->collation != def->collation ||
-        (numeric_lhs && (def->affinity == ENGINE_AFFINITY_TEXT ||
-                         def->affinity == ENGINE_AFFINITY_BLOB))) {
+    return !numeric_lhs || (def->affinity != ENGINE_AFFINITY_TEXT &&
+                            def->affinity != ENGINE_AFFINITY_BLOB);
+}
+
+/* Whether a CREATE INDEX (not partial) on column first serves the
+ * comparison: its first column's collation is the comparison's. */
+static bool index_serves(const struct engine_table *table, size_t column,
+                         const struct engine_expr *in)
+{
+    for (size_t i = 0; i < table->index_count; i++) {
+        const struct engine_table_index *index = table->indexes[i].lookup;
+
+        if (index != NULL && index->columns[0] == column &&
+            index->collations[0] == in->u.subquery->collation &&
+            affinity_serves(table, column, in)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The UNIQUE key whose first column serves the comparison, or -1: the
+ * comparison's collation is the column's (a key compares with it), and
+ * the affinity suits. A one-column key is preferred, as it can be
+ * probed. */
+static ptrdiff_t key_serves(const struct engine_table *table, size_t column,
+                            const struct engine_expr *in)
+{
+    ptrdiff_t found = -1;
+
+    if (in->u.subquery->collation != table->columns[column].collation ||
+        !affinity_serves(table, column, in)) {
         return -1;
     }
     for (size_t k = 0; k < table->key_count; k++) {
@@ -99,11 +125,11 @@ void engine__in_mark_live(struct engine_compile *ctx,
     index = engine__table_column_index(table, column->u.column.name);
     if (index >= 0 && index != table->rowid_alias) {
         key = key_serves(table, (size_t)index, in);
-        if (key < 0) {
+        if (key < 0 && !index_serves(table, (size_t)index, in)) {
             return;
         }
-        if (table->keys[key].column_count > 1) {
-            key = -1; /* no prefix probe: run again on change */
+        if (key < 0 || table->keys[key].column_count > 1) {
+            key = -1; /* no prefix or multimap probe: run again on change */
         }
     } else if (index < 0 &&
                !engine__table_is_rowid_name(column->u.column.name)) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT
  *
- * op_source.c: the operators that produce rows: a table scan, rows of
+ * op_source.c: the operators that produce rows: a table scan (every row
+ * in rowid order, or only those its access path finds: access.h), rows of
  * expressions (VALUES, and the single empty row of a SELECT without FROM),
  * and materialized rows (sqlite_schema). Also the helpers every operator
  * uses to own its output batch.
  */
 #include <string.h>
 
+#include "access.h"
 #include "engine_int.h"
 
 int engine__op_reserve(struct engine_op *op, uint32_t rows)
@@ -115,7 +117,9 @@ struct scan_state {
     struct engine_table *table;
     const size_t *columns;
     size_t cursor;
-    bool reverse; /* rowid order descending */
+    bool reverse;                       /* rowid order descending */
+    const struct engine_access *access; /* the rows to read; NULL: all */
+    struct engine_access_run run;       /* access's state this execution */
     uint32_t slots[ENGINE__BATCH_SIZE];
 };
 
@@ -125,6 +129,27 @@ static int scan_open(struct engine_op *op, struct engine_exec *exec)
 
     (void)exec;
     state->cursor = 0;
+    engine__access_reset(state->access, &state->run);
+    return 0;
+}
+
+/* The slots of the next rows: every row in rowid order, or access's. */
+static int scan_slots(struct engine_op *op, struct engine_exec *exec,
+                      uint32_t *count)
+{
+    struct scan_state *state = op->state;
+    uint32_t max = exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE;
+
+    if (state->access != NULL) {
+        return engine__access_next(state->access, &state->run, state->table,
+                                   exec, &op->arena, state->reverse,
+                                   &state->cursor, state->slots, max, count);
+    }
+    *count = engine__table_scan(state->table, &state->cursor, state->slots, max,
+                                state->reverse);
+    if (*count == UINT32_MAX) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
     return 0;
 }
 
@@ -132,12 +157,11 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
                      struct engine_batch **out)
 {
     struct scan_state *state = op->state;
-    uint32_t n = engine__table_scan(
-        state->table, &state->cursor, state->slots,
-        exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE, state->reverse);
+    uint32_t n;
+    int rc = scan_slots(op, exec, &n);
 
-    if (n == UINT32_MAX) {
-        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    if (rc != 0) {
+        return rc;
     }
     if (n == 0) {
         *out = NULL;
@@ -152,10 +176,16 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
     return 0;
 }
 
+static void scan_destroy(struct engine_op *op)
+{
+    engine__access_close(&((struct scan_state *)op->state)->run);
+    op_destroy_batch(op);
+}
+
 static const struct engine_op_ops scan_ops = {
     .open = scan_open,
     .next = scan_next,
-    .destroy = engine__op_destroy_default,
+    .destroy = scan_destroy,
 };
 
 struct engine_op *engine__op_scan(struct engine_stmt *stmt,
@@ -179,6 +209,13 @@ void engine__op_scan_reverse(struct engine_op *op)
 {
     ASSERT(op->ops == &scan_ops);
     ((struct scan_state *)op->state)->reverse = true;
+}
+
+void engine__op_scan_access(struct engine_op *op,
+                            const struct engine_access *access)
+{
+    ASSERT(op->ops == &scan_ops);
+    ((struct scan_state *)op->state)->access = access;
 }
 
 /* ---- rows of expressions (VALUES) ---- */

@@ -9,7 +9,9 @@
  * input feeds ';' so that a statement cut short reports "incomplete
  * input"; statements before the first are empty ones (";;"). The grammar
  * followed here is src/parse.y of SQLite 3.40 ("cmd ::= BEGIN transtype
- * trans_opt", "cmd ::= COMMIT|END trans_opt", "cmd ::= ROLLBACK trans_opt").
+ * trans_opt", "cmd ::= COMMIT|END trans_opt", "cmd ::= ROLLBACK trans_opt",
+ * "cmd ::= ROLLBACK trans_opt TO savepoint_opt nm", "cmd ::= SAVEPOINT nm",
+ * "cmd ::= RELEASE savepoint_opt nm").
  */
 #include "parse_int.h"
 
@@ -293,6 +295,7 @@ static int begin_parse(struct parser *p, struct ast_stmt *stmt)
     return trans_opt_parse(p);
 }
 
+/* ROLLBACK trans_opt, or ROLLBACK trans_opt TO savepoint_opt nm */
 static int rollback_parse(struct parser *p, struct ast_stmt *stmt)
 {
     int rc;
@@ -300,10 +303,27 @@ static int rollback_parse(struct parser *p, struct ast_stmt *stmt)
     stmt->kind = AST_STMT_ROLLBACK;
     engine__parse_advance(p);
     rc = trans_opt_parse(p);
-    if (rc == 0 && engine__parse_is(p, TOKEN_TO)) {
-        return engine__parse_unsupported(p, "ROLLBACK TO");
+    if (rc != 0 || !engine__parse_accept(p, TOKEN_TO)) {
+        return rc;
     }
-    return rc;
+    stmt->kind = AST_STMT_ROLLBACK_TO;
+    engine__parse_accept(p, TOKEN_SAVEPOINT);
+    return engine__parse_nm(p, &stmt->u.savepoint.name);
+}
+
+/* SAVEPOINT nm, and RELEASE savepoint_opt nm. SAVEPOINT falls back to an
+ * identifier, but after RELEASE SQLite's parser shifts it as the keyword,
+ * so "RELEASE savepoint" is incomplete. */
+static int savepoint_parse(struct parser *p, struct ast_stmt *stmt)
+{
+    bool release = engine__parse_is(p, TOKEN_RELEASE);
+
+    stmt->kind = release ? AST_STMT_RELEASE : AST_STMT_SAVEPOINT;
+    engine__parse_advance(p);
+    if (release) {
+        engine__parse_accept(p, TOKEN_SAVEPOINT);
+    }
+    return engine__parse_nm(p, &stmt->u.savepoint.name);
 }
 
 /* ---- statements ---- */
@@ -324,16 +344,8 @@ static const char *unsupported_statement(enum token_kind kind)
         return "ATTACH";
     case TOKEN_DETACH:
         return "DETACH";
-    case TOKEN_PRAGMA:
-        return "PRAGMA";
     case TOKEN_REINDEX:
         return "REINDEX";
-    case TOKEN_SAVEPOINT:
-        return "SAVEPOINT";
-    case TOKEN_RELEASE:
-        return "RELEASE";
-    case TOKEN_VACUUM:
-        return "VACUUM";
     default:
         return NULL;
     }
@@ -369,6 +381,13 @@ static int statement_parse(struct parser *p, struct ast_stmt *stmt)
         return trans_opt_parse(p);
     case TOKEN_ROLLBACK:
         return rollback_parse(p, stmt);
+    case TOKEN_SAVEPOINT:
+    case TOKEN_RELEASE:
+        return savepoint_parse(p, stmt);
+    case TOKEN_PRAGMA:
+        return engine__parse_pragma(p, stmt);
+    case TOKEN_VACUUM:
+        return engine__parse_vacuum(p, stmt);
     default:
         break;
     }

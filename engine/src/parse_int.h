@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * parse_int.h: what the parser's files share (parse.c, parse_expr.c,
- * parse_select.c, parse_ddl.c, parse_dml.c): the parser's state, token
- * helpers, arena-backed lists and error reporting.
+ * parse_select.c, parse_ddl.c, parse_dml.c, parse_pragma.c): the parser's
+ * state, token helpers, arena-backed lists and error reporting.
  *
  * The parser is a recursive-descent reading of SQLite 3.40's LALR grammar
  * (src/parse.y). Its goal is to accept exactly the statements SQLite
@@ -167,6 +167,11 @@ int engine__parse_drop(struct parser *p, struct ast_stmt *stmt);
 
 /* An "onconf" / "orconf" resolution: ROLLBACK ABORT FAIL IGNORE REPLACE. */
 int engine__parse_resolve_type(struct parser *p, enum ast_conflict *out);
+
+/* parse_pragma.c: PRAGMA and VACUUM; the current token is PRAGMA or
+ * VACUUM. */
+int engine__parse_pragma(struct parser *p, struct ast_stmt *stmt);
+int engine__parse_vacuum(struct parser *p, struct ast_stmt *stmt);
 
 /* parse_dml.c: INSERT, REPLACE, UPDATE and DELETE. */
 int engine__parse_insert(struct parser *p, struct ast_stmt *stmt);

@@ -31,6 +31,10 @@ int engine__plan(struct engine_stmt *stmt)
     case AST_STMT_DELETE:
         rc = engine__plan_dml(stmt);
         break;
+    case AST_STMT_PRAGMA:
+    case AST_STMT_VACUUM:
+        rc = engine__plan_pragma(stmt);
+        break;
     default:
         break;
     }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "access.h"
 #include "plan.h"
 #include "rowset.h"
 
@@ -510,6 +511,25 @@ static int expand_results(struct select_plan *plan)
     return 0;
 }
 
+/* The rows of the table the WHERE lets a lookup find (access.h): only
+ * those are read. */
+static int plan_table_access(struct select_plan *plan,
+                             const struct engine_table *table,
+                             const struct ast_expr *where)
+{
+    struct engine_access *access;
+    int rc = engine__plan_access(plan->stmt, table, plan->scope.rowid_column,
+                                 where, plan->where, &access);
+
+    if (rc != 0) {
+        return oom(plan);
+    }
+    if (access != NULL) {
+        engine__op_scan_access(plan->op, access);
+    }
+    return 0;
+}
+
 static int compile_where(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
@@ -535,7 +555,8 @@ static int compile_where(struct select_plan *plan)
         plan->where->is_factored = true;
         plan->where->is_where = true;
     }
-    return rc;
+    return rc == 0 && table != NULL ? plan_table_access(plan, table, where)
+                                    : rc;
 }
 
 /* An integer literal's value, if ast is one. */

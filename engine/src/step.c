@@ -3,8 +3,9 @@
  * step.c: running a prepared statement. A query pulls batches from its
  * root operator and hands out their live rows one at a time; a DML
  * statement runs whole at the first step (its RETURNING rows are kept and
- * handed out by the following steps); DDL and transaction control run at
- * the first step.
+ * handed out by the following steps), and so does a PRAGMA (its result
+ * rows kept the same way); DDL and transaction control run at the first
+ * step.
  *
  * Atomicity: outside BEGIN ... COMMIT every statement is its own
  * transaction; inside one, a statement that fails undoes just its own
@@ -96,6 +97,10 @@ static int start(struct engine_stmt *stmt)
     }
     if (is_dml(stmt)) {
         return engine__execute_dml(stmt);
+    }
+    if (stmt->ast->kind == AST_STMT_PRAGMA ||
+        stmt->ast->kind == AST_STMT_VACUUM) {
+        return engine__execute_pragma(stmt);
     }
     return engine__execute_ddl(stmt);
 }

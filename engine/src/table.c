@@ -180,6 +180,32 @@ two_primary_keys:
     return ENGINE_ESQL;
 }
 
+/* Whether a PRIMARY KEY or UNIQUE constraint gives a column a COLLATE
+ * other than its own ("UNIQUE (a COLLATE NOCASE)"): SQLite's index then
+ * compares with it, the key's hash with the column's, so the planner must
+ * not look rows up through the key where SQLite would not. */
+static bool constraint_collation_differs(const struct engine_table *table,
+                                         const struct ast_table_constraint *c)
+{
+    for (size_t i = 0; i < c->column_count; i++) {
+        const struct ast_expr *expr = c->columns[i].expr;
+        const char *name = indexed_name(&c->columns[i]);
+        enum engine_collation collation;
+
+        if (expr->kind != AST_COLLATE) {
+            continue;
+        }
+        if (engine__collation_by_name(expr->u.collate.name,
+                                      strlen(expr->u.collate.name),
+                                      &collation) != 0 ||
+            collation != table->columns[engine__table_column_index(table, name)]
+                             .collation) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int define_table_constraint(struct engine_table *table,
                                    const struct ast_table_constraint *c,
                                    bool *has_primary, char *errmsg,
@@ -187,6 +213,7 @@ static int define_table_constraint(struct engine_table *table,
 {
     const char *names[ENGINE_MAX_COLUMNS];
     bool primary = c->kind == AST_CONSTRAINT_PRIMARY_KEY;
+    int rc;
 
     if (c->kind == AST_CONSTRAINT_CHECK) {
         table->checks[table->check_count++] = c->check;
@@ -216,8 +243,13 @@ static int define_table_constraint(struct engine_table *table,
             return 0;
         }
     }
-    return add_key(table, names, c->column_count, primary, c->conflict, errmsg,
-                   errmsg_size);
+    rc = add_key(table, names, c->column_count, primary, c->conflict, errmsg,
+                 errmsg_size);
+    if (rc == 0) {
+        table->keys[table->key_count - 1].collation_differs =
+            constraint_collation_differs(table, c);
+    }
+    return rc;
 }
 
 static size_t count_checks(const struct ast_create_table *def)
@@ -412,6 +444,7 @@ void engine__table_destroy(struct engine_table *table)
         common_free(table->indexes[i].name);
         common_free(table->indexes[i].sql);
     }
+    engine__table_indexes_free(table);
     common_free(table->indexes);
     common_free(table->keys);
     common_free(table->checks);
@@ -653,6 +686,9 @@ int engine__table_insert(struct engine_table *table, int64_t rowid,
     if (rc == 0) {
         rc = engine__table_keys_add(table, slot);
     }
+    if (rc == 0) {
+        rc = engine__table_indexes_add(table, slot);
+    }
     if (rc != 0) {
         engine__table_delete(table, slot);
         return rc;
@@ -679,6 +715,7 @@ int engine__table_update(struct engine_table *table, size_t slot, int64_t rowid,
     ASSERT(slot < table->slot_count);
     ASSERT(!table->deleted[slot]);
     table->change_count++;
+    engine__table_indexes_remove(table, slot);
     engine__table_keys_remove(table, slot);
     engine__table_rowid_remove(table, slot);
     if (table->rowids[slot] == table->rowid_max && rowid != table->rowid_max) {
@@ -693,6 +730,9 @@ int engine__table_update(struct engine_table *table, size_t slot, int64_t rowid,
     }
     if (rc == 0) {
         rc = engine__table_keys_add(table, slot);
+    }
+    if (rc == 0) {
+        rc = engine__table_indexes_add(table, slot);
     }
     if (rowid > table->rowid_max) {
         table->rowid_max = rowid;
@@ -725,6 +765,9 @@ int engine__table_restore(struct engine_table *table, size_t slot,
     if (rc == 0) {
         rc = engine__table_keys_add(table, slot);
     }
+    if (rc == 0) {
+        rc = engine__table_indexes_add(table, slot);
+    }
     table->in_rowid_order = false;
     forget_scan_order(table);
     return rc;
@@ -756,6 +799,7 @@ void engine__table_delete(struct engine_table *table, size_t slot)
         table->rowid_max_stale = true;
     }
     table->change_count++;
+    engine__table_indexes_remove(table, slot);
     engine__table_keys_remove(table, slot);
     engine__table_rowid_remove(table, slot);
     free_store_bytes(table, slot);
@@ -820,6 +864,75 @@ uint32_t engine__table_scan(struct engine_table *table, size_t *cursor,
         (*cursor)++;
     }
     return n;
+}
+
+/* The first slot from which a forward scan meets only rows whose rowid
+ * is > rowid (>= when inclusive): a binary search over the live slots,
+ * which are in rowid order, stepping over deleted ones, whose rowids may
+ * be anything (a row deleted, the largest rowid is given again). */
+static size_t slots_bound(const struct engine_table *table, int64_t rowid,
+                          bool inclusive)
+{
+    size_t low = 0, high = table->slot_count;
+
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        size_t live = mid;
+        int64_t r;
+
+        while (live < high && table->deleted[live]) {
+            live++;
+        }
+        if (live == high) {
+            high = mid;
+            continue;
+        }
+        r = table->rowids[live];
+        if (r > rowid || (inclusive && r == rowid)) {
+            high = mid;
+        } else {
+            low = live + 1;
+        }
+    }
+    return low;
+}
+
+/* The same over scan_order, the live slots sorted by rowid. */
+static size_t order_bound(const struct engine_table *table, int64_t rowid,
+                          bool inclusive)
+{
+    size_t low = 0, high = table->live_count;
+
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        int64_t r = table->rowids[table->scan_order[mid]];
+
+        if (r > rowid || (inclusive && r == rowid)) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    return low;
+}
+
+size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
+                               bool reverse)
+{
+    size_t end, first;
+
+    if (table->in_rowid_order) {
+        end = table->slot_count;
+        /* reverse: past the last row <= rowid, counted from the end */
+        first = slots_bound(table, rowid, !reverse);
+    } else {
+        if (table->scan_order == NULL && build_scan_order(table) != 0) {
+            return SIZE_MAX;
+        }
+        end = table->live_count;
+        first = order_bound(table, rowid, !reverse);
+    }
+    return reverse ? end - first : first;
 }
 
 static int fill_column(const struct engine_table *table, const uint32_t *slots,
@@ -902,36 +1015,66 @@ static bool key_has_duplicates(struct engine_table *table, size_t key_index)
     return false;
 }
 
-int engine__table_add_index(struct engine_table *table, const char *name,
-                            const char *sql, size_t sql_size, bool unique,
-                            const size_t *columns, size_t column_count)
+/* The entry indexes[index_count] ready to fill: a new one, or a dropped
+ * index's (whose lookup the sweep frees). */
+static struct engine_index_def *next_index_entry(struct engine_table *table)
 {
-    struct engine_index_def *indexes = common_realloc_array(
-        table->indexes, table->index_count + 1, sizeof(*indexes));
-    struct engine_index_def *index;
-    struct engine_unique_key *keys;
-    struct engine_unique_key *key;
+    struct engine_index_def *indexes;
 
-    if (indexes == NULL) {
-        return COMMON_ENOMEM;
+    engine__table_indexes_sweep(table);
+    if (table->index_count == table->index_slots) {
+        indexes = common_realloc_array(table->indexes, table->index_slots + 1,
+                                       sizeof(*indexes));
+        if (indexes == NULL) {
+            return NULL;
+        }
+        table->indexes = indexes;
+        table->indexes[table->index_slots++].lookup = NULL;
     }
-    table->indexes = indexes;
-    index = &indexes[table->index_count];
-    index->name = copy_string(name);
-    index->sql = engine__schema_text(
-        unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ", sql, sql_size);
-    index->unique = unique;
-    if (index->name == NULL || index->sql == NULL) {
+    return &table->indexes[table->index_count];
+}
+
+/* Builds the lookup of the non-unique index just added. Out of memory,
+ * the index is taken back off the table. */
+static int add_lookup(struct engine_table *table, const size_t *columns,
+                      const enum engine_collation *collations,
+                      size_t column_count)
+{
+    struct engine_index_def *index = &table->indexes[table->index_count - 1];
+    int rc = engine__table_index_build(table, table->index_count - 1, columns,
+                                       collations, column_count);
+
+    if (rc != 0) {
         common_free(index->name);
         common_free(index->sql);
-        return COMMON_ENOMEM;
+        table->index_count--;
     }
-    table->index_count++;
-    if (!unique) {
-        return 0;
+    return rc;
+}
+
+/* Whether a UNIQUE index declares a COLLATE other than a column's own: its
+ * hash compares with the columns' collations, SQLite's index with the
+ * declared ones, so SQLite would not use it where the hash could. */
+static bool collation_differs(const struct engine_table *table,
+                              const size_t *columns,
+                              const enum engine_collation *collations,
+                              size_t column_count)
+{
+    for (size_t i = 0; i < column_count; i++) {
+        if (collations[i] != table->columns[columns[i]].collation) {
+            return true;
+        }
     }
-    keys =
+    return false;
+}
+
+static int add_unique_key(struct engine_table *table, const char *name,
+                          const size_t *columns, size_t column_count)
+{
+    struct engine_unique_key *keys =
         common_realloc_array(table->keys, table->key_count + 1, sizeof(*keys));
+    struct engine_unique_key *key;
+
     if (keys == NULL) {
         return COMMON_ENOMEM;
     }
@@ -953,4 +1096,46 @@ int engine__table_add_index(struct engine_table *table, const char *name,
     }
     return key_has_duplicates(table, table->key_count - 1) ? ENGINE_ECONSTRAINT
                                                            : 0;
+}
+
+int engine__table_add_index(struct engine_table *table, const char *name,
+                            const char *sql, size_t sql_size, bool unique,
+                            const size_t *columns, size_t column_count)
+{
+    enum engine_collation collations[ENGINE_MAX_COLUMNS];
+    bool partial = false;
+    /* What the text declares beyond the columns: an index it does not
+     * describe (it does not parse) serves no lookup. */
+    int declared = engine__table_index_declared(
+        table, sql, sql_size, columns, column_count, collations, &partial);
+    struct engine_index_def *index;
+    int rc;
+
+    if (declared == COMMON_ENOMEM ||
+        (index = next_index_entry(table)) == NULL) {
+        return COMMON_ENOMEM;
+    }
+    index->name = copy_string(name);
+    index->sql = engine__schema_text(
+        unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ", sql, sql_size);
+    index->unique = unique;
+    if (index->name == NULL || index->sql == NULL) {
+        common_free(index->name);
+        common_free(index->sql);
+        return COMMON_ENOMEM;
+    }
+    table->index_count++;
+    if (!unique) {
+        /* A partial index holds only some rows: no lookup may use it. */
+        return declared == 0 && !partial
+                   ? add_lookup(table, columns, collations, column_count)
+                   : 0;
+    }
+    rc = add_unique_key(table, name, columns, column_count);
+    if (rc != COMMON_ENOMEM) {
+        table->keys[table->key_count - 1].collation_differs =
+            declared != 0 ||
+            collation_differs(table, columns, collations, column_count);
+    }
+    return rc;
 }

@@ -11,7 +11,9 @@
  *
  * Keys: rowids are unique, and so is every PRIMARY KEY / UNIQUE key, each
  * enforced by a hash index from key values to slot, with SQLite's rules:
- * NULLs never collide, values compare with the column's collation.
+ * NULLs never collide, values compare with the column's collation. A
+ * non-unique CREATE INDEX keeps a hash multimap from its key to the slots
+ * holding it (table_index.c), which the planner uses for lookups.
  *
  * The next issue replaces this store with persistent segments and a delta;
  * the planner and operators see only the functions below.
@@ -43,7 +45,10 @@ struct engine_unique_key {
     size_t column_count;
     enum ast_conflict conflict;
     bool primary;
-    char *index_name; /* for a CREATE UNIQUE INDEX; NULL otherwise */
+    char *index_name;       /* for a CREATE UNIQUE INDEX; NULL otherwise */
+    bool collation_differs; /* a column was given a COLLATE other than its
+                               own, which SQLite's index has and this hash
+                               does not: lookups must not use the key */
     /* Open-addressing hash from key to slot + 1 (0: empty, SIZE_MAX:
      * removed). */
     size_t *buckets;
@@ -51,11 +56,35 @@ struct engine_unique_key {
     size_t used;         /* buckets not empty (live or removed) */
 };
 
+/* The in-memory form of a non-unique CREATE INDEX: a hash multimap from
+ * the key (the values of columns, equal under collations) to the live
+ * slots holding it. Each distinct key has one bucket naming its first
+ * slot; the slots of one key form a chain through next/prev, in the order
+ * they were added (prev of the first is the last, so adding at the end
+ * costs nothing). Rows with a NULL in the key are not kept: no "=" finds
+ * them. */
+struct engine_table_index {
+    size_t *columns;                   /* table column per key column, owned */
+    enum engine_collation *collations; /* per key column, owned */
+    size_t column_count;
+    size_t *buckets;      /* first slot of a key + 1; 0 empty, SIZE_MAX gone */
+    size_t bucket_count;  /* power of two */
+    size_t used;          /* buckets not empty (keys or removed) */
+    size_t keys;          /* buckets holding a key */
+    uint32_t *next;       /* per slot: next slot of its key, or UINT32_MAX */
+    uint32_t *prev;       /* per slot: previous (first: the last); UINT32_MAX
+                             when the slot is not in the index */
+    size_t link_capacity; /* slots next and prev have room for */
+};
+
 struct engine_index_def {
     char *name; /* owned */
     char *sql;  /* CREATE INDEX text, owned */
     bool unique;
     uint64_t sequence; /* creation order among schema objects */
+    /* Non-unique: the multimap, owned; NULL for a UNIQUE index (its key is
+     * in the table's keys) and for one no lookup may use (partial). */
+    struct engine_table_index *lookup;
 };
 
 struct engine_column_store {
@@ -83,6 +112,11 @@ struct engine_table {
     size_t key_count;
     struct engine_index_def *indexes;
     size_t index_count;
+    /* Entries of indexes ever set up. Dropping an index frees only its
+     * name and text (engine__table_drop_last_index), so those past
+     * index_count may still own a lookup: engine__table_indexes_sweep()
+     * frees it at the table's next change. */
+    size_t index_slots;
 
     /* storage */
     struct engine_column_store *stores; /* column_count */
@@ -95,7 +129,7 @@ struct engine_table {
                               a live IN (SELECT) reads again when it moves */
     int64_t rowid_max;     /* the largest live rowid (0 when empty) */
     bool rowid_max_stale;  /* the row holding rowid_max went away */
-    bool in_rowid_order;   /* slots sorted by rowid */
+    bool in_rowid_order;   /* live slots sorted by rowid */
     uint32_t *scan_order;  /* slot permutation in rowid order, or NULL */
     size_t *rowid_buckets; /* hash rowid -> slot + 1 */
     size_t rowid_bucket_count;
@@ -185,6 +219,27 @@ void engine__table_drop_last_index(struct engine_table *table);
  * sqlite_schema shows it; common_malloc'd, NULL when out of memory. */
 char *engine__schema_text(const char *prefix, const char *sql, size_t size);
 
+/* A growable list of slots (common_malloc'd; the owner frees slots). */
+struct engine_slot_list {
+    uint32_t *slots;
+    size_t count;
+    size_t capacity;
+};
+
+/* Appends to out the live slots whose key in indexes[position] (which has
+ * a lookup) equals values (one per index column, in index order, the
+ * columns' affinity already applied), in rowid order; none when a value is
+ * NULL. 0, or COMMON_ENOMEM. */
+int engine__table_index_find(const struct engine_table *table, size_t position,
+                             const struct engine_value *values,
+                             struct engine_slot_list *out);
+
+/* The scan position (engine__table_scan()'s cursor) from which a scan
+ * yields the live rows whose rowid is >= rowid (<= rowid when reverse), in
+ * order. SIZE_MAX when out of memory. */
+size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
+                               bool reverse);
+
 /* ---- internal to the table files ---- */
 
 /* A hash of v consistent with engine__value_compare() under collation:
@@ -200,5 +255,26 @@ int engine__table_keys_add_one(struct engine_table *table, size_t key_index,
                                size_t slot);
 int engine__table_key_rebuild(struct engine_table *table, size_t key_index);
 void engine__table_keys_remove(struct engine_table *table, size_t slot);
+
+/* The same for the lookups of non-unique indexes (table_index.c). */
+int engine__table_indexes_add(struct engine_table *table, size_t slot);
+void engine__table_indexes_remove(struct engine_table *table, size_t slot);
+/* Builds the lookup of indexes[position] over the table's rows. */
+int engine__table_index_build(struct engine_table *table, size_t position,
+                              const size_t *columns,
+                              const enum engine_collation *collations,
+                              size_t column_count);
+/* What CREATE INDEX text sql says beyond the columns (resolved by the
+ * caller into columns): each column's collation (its COLLATE, else the
+ * column's) and whether the index is partial (WHERE). 0, or ENGINE_ESQL
+ * when the text does not parse as such an index, COMMON_ENOMEM. */
+int engine__table_index_declared(const struct engine_table *table,
+                                 const char *sql, size_t size,
+                                 const size_t *columns, size_t column_count,
+                                 enum engine_collation *collations,
+                                 bool *partial);
+/* Frees the lookups of dropped indexes (past index_count), or of all. */
+void engine__table_indexes_sweep(struct engine_table *table);
+void engine__table_indexes_free(struct engine_table *table);
 
 #endif /* SINEW_ENGINE_TABLE_H */

@@ -6,6 +6,10 @@
  * to a mark. Slots are never reused while a record may name them, so a
  * record's slot still means the same row when it is undone. COMMIT forgets
  * the log and frees dropped tables for good.
+ *
+ * Each record notes the size the redo log (redo.c) had before the change,
+ * so undoing back to a record also cuts the redo log back to it: what the
+ * WAL receives at commit is exactly what survived.
  */
 #include <string.h>
 
@@ -59,6 +63,7 @@ int engine__undo_record(struct engine_db *db, enum engine_undo_kind kind,
     undo->kind = kind;
     undo->table = table;
     undo->slot = slot;
+    undo->redo_size = db->redo.size;
     if ((kind == ENGINE_UNDO_DELETE || kind == ENGINE_UNDO_UPDATE) &&
         copy_row(db, undo) != 0) {
         return COMMON_ENOMEM;
@@ -114,6 +119,12 @@ static void undo_one(struct engine_db *db, struct engine_undo *undo)
         engine__table_drop_last_index(undo->table);
         db->schema_version++;
         break;
+    case ENGINE_UNDO_DROP_INDEX:
+        rc = engine__index_create_sql(db, undo->text, (uint64_t)undo->rowid);
+        break;
+    case ENGINE_UNDO_USER_VERSION:
+        db->user_version = undo->rowid;
+        break;
     }
     /* Undo only gives back memory it took: restoring cannot run out of
      * it unless the heap fails a regrowth, which leaves the database in a
@@ -124,6 +135,12 @@ static void undo_one(struct engine_db *db, struct engine_undo *undo)
 void engine__undo_rollback(struct engine_db *db, size_t to_count)
 {
     ASSERT(to_count <= db->undo_count);
+    engine__redo_truncate(db, to_count < db->undo_count
+                                  ? db->undo[to_count].redo_size
+                                  : db->redo.size);
+    if (to_count == 0) {
+        engine__redo_truncate(db, 0);
+    }
     while (db->undo_count > to_count) {
         undo_one(db, &db->undo[--db->undo_count]);
     }

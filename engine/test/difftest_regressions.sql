@@ -678,3 +678,32 @@ SELECT a FROM t WHERE b > 1 ORDER BY rowid DESC, b;
 CREATE TABLE t(d);
 INSERT INTO t VALUES (0), (4.9e-324), ('abc'), (1), (2.0);
 SELECT hex(char((d COLLATE NOCASE), lower(d))) FROM t ORDER BY char((d COLLATE NOCASE), lower(d));
+
+-- case: a lookup through a UNIQUE key gives its value the index's affinity
+-- as OP_Affinity does: an INTEGER stays one even for a REAL column, whose
+-- stored 9007199254740992.0 is not 9007199254740993 (seeds 3419, 15582)
+CREATE TABLE t(a INTEGER PRIMARY KEY, b REAL UNIQUE COLLATE RTRIM, d REAL UNIQUE);
+INSERT INTO t VALUES (1, 9007199254740992.0, -9223372036854775807), (2, '5', 2.5), (3, 'x', '7');
+SELECT a FROM t WHERE 9007199254740993 IS NOT DISTINCT FROM b;
+SELECT a FROM t WHERE b = 9007199254740992;
+SELECT a FROM t WHERE d IS NOT DISTINCT FROM -9223372036854775807;
+SELECT a FROM t WHERE d = -9223372036854775808;
+SELECT a FROM t WHERE b = '5.0';
+SELECT a FROM t WHERE d = '7';
+SELECT a FROM t WHERE d = 2.5 AND b = 5;
+
+-- case: lookups by rowid, key and range: SeekRowid's NUMERIC affinity,
+-- bounds past the int64 range, and the other terms run only on the rows
+-- found
+CREATE TABLE t(a INTEGER PRIMARY KEY, u TEXT UNIQUE, n INT);
+INSERT INTO t VALUES (-9223372036854775808, 'a', -9223372036854775808), (2, 'b', 5), (3, 'c', 7), (9223372036854775807, 'z', 1);
+SELECT a FROM t WHERE a = '2.0';
+SELECT a FROM t WHERE a = -9223372036854775808.0;
+SELECT a FROM t WHERE a <= -9223372036854775808.0;
+SELECT a FROM t WHERE a > 9223372036854775806.5;
+SELECT a FROM t WHERE a < 1e300 AND a > -1e300;
+SELECT a FROM t WHERE abs(n) AND u = 'b';
+SELECT a FROM t WHERE abs(n) AND a BETWEEN 2 AND 3;
+SELECT a FROM t WHERE abs(n) AND a = 3;
+UPDATE t SET n = n + 1 WHERE u = 'c';
+DELETE FROM t WHERE a > 2 AND abs(n) > 0;

@@ -398,6 +398,45 @@ static void parse_dml_and_transactions(void **state)
     assert_true(stmt->u.drop.if_exists);
 }
 
+/* PRAGMA values are the text sqlite3Pragma() receives. */
+static void parse_pragma_and_savepoints(void **state)
+{
+    static const char *const values[][2] = {
+        {"PRAGMA x = 5", "5"},           {"PRAGMA x(+5)", "5"},
+        {"PRAGMA x = -0x10", "-0x10"},   {"PRAGMA x('a''b')", "a'b"},
+        {"PRAGMA x = \"on\"", "on"},     {"PRAGMA x = ON", "ON"},
+        {"PRAGMA x = delete", "delete"}, {"PRAGMA x(-1.5e3)", "-1.5e3"},
+        {"PRAGMA x = left", "left"},     {"PRAGMA x = DEFAULT", "DEFAULT"},
+    };
+    struct ast_stmt *stmt;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        stmt = parse_ok(values[i][0]);
+        assert_int_equal(stmt->kind, AST_STMT_PRAGMA);
+        assert_string_equal(stmt->u.pragma.value, values[i][1]);
+    }
+    stmt = parse_ok("PRAGMA \"Main\".[table_info]");
+    assert_string_equal(stmt->u.pragma.schema, "Main");
+    assert_string_equal(stmt->u.pragma.schema_text, "\"Main\"");
+    assert_string_equal(stmt->u.pragma.name, "table_info");
+    assert_null(stmt->u.pragma.value);
+    stmt = parse_ok("SAVEPOINT 'a b'");
+    assert_int_equal(stmt->kind, AST_STMT_SAVEPOINT);
+    assert_string_equal(stmt->u.savepoint.name, "a b");
+    stmt = parse_ok("RELEASE SAVEPOINT savepoint");
+    assert_int_equal(stmt->kind, AST_STMT_RELEASE);
+    assert_string_equal(stmt->u.savepoint.name, "savepoint");
+    stmt = parse_ok("ROLLBACK TRANSACTION TO x");
+    assert_int_equal(stmt->kind, AST_STMT_ROLLBACK_TO);
+    assert_string_equal(stmt->u.savepoint.name, "x");
+    stmt = parse_ok("VACUUM");
+    assert_int_equal(stmt->kind, AST_STMT_VACUUM);
+    assert_null(stmt->u.vacuum.schema);
+    stmt = parse_ok("VACUUM [main]");
+    assert_string_equal(stmt->u.vacuum.schema, "main");
+}
+
 /* Our own messages for what SQLite has and we do not. */
 static void parse_unsupported_messages(void **state)
 {
@@ -407,7 +446,8 @@ static void parse_unsupported_messages(void **state)
         {"WITH x AS (SELECT 1) SELECT * FROM x", "WITH is not supported yet"},
         {"CREATE VIEW v AS SELECT 1", "CREATE VIEW is not supported yet"},
         {"SELECT 1 UNION SELECT 2", "compound SELECT is not supported yet"},
-        {"PRAGMA foo", "PRAGMA is not supported yet"},
+        {"VACUUM INTO 'copy.db'", "VACUUM INTO is not supported yet"},
+        {"REINDEX t", "REINDEX is not supported yet"},
         {"SELECT count(*) OVER () FROM t", "OVER is not supported yet"},
     };
     char errmsg[256];
@@ -460,6 +500,8 @@ int main(void)
                                         arena_teardown),
         cmocka_unit_test_setup_teardown(parse_dml_and_transactions, arena_setup,
                                         arena_teardown),
+        cmocka_unit_test_setup_teardown(parse_pragma_and_savepoints,
+                                        arena_setup, arena_teardown),
         cmocka_unit_test_setup_teardown(parse_unsupported_messages, arena_setup,
                                         arena_teardown),
         cmocka_unit_test_setup_teardown(parse_empty_and_tail, arena_setup,

@@ -176,9 +176,22 @@ expect "unknown subcommand" 2 "" "$SINEW" frobnicate
 expect "bad shell flag" 2 "" "$SINEW" shell -bogus
 expect "flag without value" 2 "" "$SINEW" shell -separator
 expect "no subcommand" 2 "" "$SINEW"
-# Durable files are not there yet: the engine refuses, the shell says so.
-expect "database file" 1 "" "$SINEW" shell "$work/db.sinew"
-grep -q '^Error: ' "$work/err" || fail "database file: no Error: line"
+# A database file: created, closed, reopened with its data (issue 4's
+# acceptance check), as sqlite3 would show it.
+input="CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); INSERT INTO t VALUES(1, 'x'), (2, 'y');"
+expect "database file: create" 0 "" "$SINEW" shell "$work/db.sinew"
+input="SELECT * FROM t; PRAGMA integrity_check;"
+expect "database file: reopen" 0 "" "$SINEW" shell "$work/db.sinew"
+printf '1|x\n2|y\nok\n' | cmp -s - "$work/out" ||
+    fail "database file: reopened data differs"
+# Not a database: refused with sqlite3's message, the file untouched.
+echo "plain text" >"$work/notes.txt"
+input="SELECT 1;"
+expect "not a database" 1 "" "$SINEW" shell "$work/notes.txt"
+grep -q '^Error: .*file is not a database' "$work/err" ||
+    fail "not a database: no Error: line"
+[ "$(cat "$work/notes.txt")" = "plain text" ] && [ ! -e "$work/notes.txt-wal" ] ||
+    fail "not a database: file changed or a WAL left behind"
 
 printf 'shell_e2e: %d cases, %d failed\n' "$cases" "$failures"
 [ "$failures" -eq 0 ]

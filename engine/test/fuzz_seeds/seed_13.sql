@@ -1,0 +1,1 @@
+CREATE TABLE t(a INTEGER PRIMARY KEY, b 'int' DEFAULT (1 + 2) UNIQUE); SAVEPOINT a; INSERT INTO t(b) VALUES (1); SAVEPOINT "B"; PRAGMA user_version = -0x10; ROLLBACK TO b; PRAGMA table_info(t); PRAGMA index_list('t'); PRAGMA main.index_info(sqlite_autoindex_t_1); RELEASE SAVEPOINT a; PRAGMA synchronous = off; PRAGMA integrity_check(5); VACUUM main;
