@@ -7,24 +7,30 @@
 #   make setup      install every system package (scripts/setup.sh, as root)
 #   make test       set-up + build + every test but the benchmarks
 #   make sanitize   the unit tests again under AddressSanitizer + UBSan
+#   make tsan       the tests that run threads under ThreadSanitizer
 #   make format     format every C source with the checked-in .clang-format
-#   make fuzz       the parser's and the engine's libFuzzer targets, each
-#                   for FUZZ_SECONDS (clang)
+#   make fuzz       the libFuzzer targets (parser, engine, file and WAL
+#                   readers), each for FUZZ_SECONDS (clang)
+#   make bench      the benchmarks against their peers (bench/README.md);
+#                   BENCH_ARGS passes options to them
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
 BUILD_DIR ?= build
 SANITIZE_DIR ?= build-sanitize
+TSAN_DIR ?= build-tsan
 JOBS ?= $(shell nproc)
 WERROR ?= 0
 SANITIZERS ?= address,undefined
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
+BENCH_DIR ?= build-bench
+BENCH_ARGS ?=
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build setup test sanitize fuzz format clean
+.PHONY: all build setup test sanitize tsan fuzz bench format clean
 
 all: build
 
@@ -48,23 +54,42 @@ sanitize:
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j $(JOBS) -L unit
 
+tsan:
+	scripts/setup.sh
+	$(call CONFIGURE,$(TSAN_DIR),-DCMAKE_BUILD_TYPE=Debug -DSANITIZE=thread)
+	cmake --build $(TSAN_DIR) --target engine_connections -j $(JOBS)
+	ctest --test-dir $(TSAN_DIR) --output-on-failure -L threads
+
 fuzz:
 	scripts/setup.sh
 	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
-	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine -j $(JOBS)
-	for target in fuzz_parse fuzz_engine; do \
+	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
+		fuzz_storage_seeds -j $(JOBS)
+	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
+	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
+	for target in fuzz_parse fuzz_engine fuzz_storage; do \
+		seeds=engine/test/fuzz_seeds; \
+		if [ $$target = fuzz_storage ]; then \
+			seeds=$(FUZZ_DIR)/seeds-fuzz_storage; \
+		fi; \
 		mkdir -p $(FUZZ_DIR)/corpus-$$target && \
 		$(FUZZ_DIR)/bin/$$target -max_total_time=$(FUZZ_SECONDS) \
 			-print_final_stats=1 $(FUZZ_DIR)/corpus-$$target \
-			engine/test/fuzz_seeds || exit 1; \
+			$$seeds || exit 1; \
 	done
+
+bench:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
+	cmake --build $(BENCH_DIR) --target bench_storage -j $(JOBS)
+	$(BENCH_DIR)/bin/bench_storage $(BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR) $(FUZZ_DIR) $(BENCH_DIR)
 
 
 , := ,

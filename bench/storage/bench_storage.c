@@ -5,7 +5,9 @@
  *
  *   bulk insert    N rows in one transaction, then COMMIT (synced)
  *   autocommit     single-row INSERTs, each its own transaction, under
- *                  PRAGMA synchronous FULL and NORMAL
+ *                  PRAGMA synchronous FULL and NORMAL; and NORMAL from 4
+ *                  threads, each with its own handle on the file (sinew's
+ *                  group commit; SQLite's NORMAL does not sync at commit)
  *   reopen         opening the N-row database and reading one row
  *   rowid lookup   SELECT ... WHERE id = ? (INTEGER PRIMARY KEY), random ids
  *   index lookup   SELECT ... WHERE k = ? through CREATE INDEX t_k ON t(k)
@@ -22,6 +24,7 @@
 #define _GNU_SOURCE /* statfs */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +57,8 @@ struct side {
                    int64_t count);
     /* Inserts rows [first, first + count) of the data set. */
     void (*insert)(struct side *side, int64_t first, int64_t count);
+    /* Makes a write wait up to timeout_ms for another handle's lock. */
+    void (*busy_timeout)(struct side *side, int timeout_ms);
 };
 
 static double now_ms(void)
@@ -154,6 +159,11 @@ static void sinew_insert(struct side *side, int64_t first, int64_t count)
     engine_finalize(stmt);
 }
 
+static void sinew_busy_timeout(struct side *side, int timeout_ms)
+{
+    engine_busy_timeout(side->db, timeout_ms);
+}
+
 /* ---- SQLite ---- */
 
 static int sqlite_open(struct side *side, const char *path)
@@ -224,6 +234,11 @@ static void sqlite_insert(struct side *side, int64_t first, int64_t count)
     sqlite3_finalize(stmt);
 }
 
+static void sqlite_busy_timeout(struct side *side, int timeout_ms)
+{
+    sqlite3_busy_timeout(side->db, timeout_ms);
+}
+
 /* ---- the workloads ---- */
 
 static void path_for(const struct options *options, const struct side *side,
@@ -291,6 +306,66 @@ static double time_autocommit(struct side *side, const struct options *options,
     return elapsed;
 }
 
+#define THREADS 4
+
+struct writer {
+    struct side side; /* a handle of its own */
+    const char *path;
+    const char *sync;
+    int64_t first;
+    int64_t count;
+};
+
+static void *writer_main(void *arg)
+{
+    struct writer *writer = arg;
+    char sql[64];
+
+    if (writer->side.open(&writer->side, writer->path) != 0) {
+        die("open", writer->path);
+    }
+    writer->side.busy_timeout(&writer->side, 60000);
+    snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s", writer->sync);
+    writer->side.exec(&writer->side, sql);
+    writer->side.insert(&writer->side, writer->first, writer->count);
+    writer->side.close(&writer->side);
+    return NULL;
+}
+
+/* Autocommit inserts from THREADS threads at once, each on its own handle,
+ * the rows split between them. */
+static double time_threads(struct side *side, const struct options *options,
+                           const char *sync)
+{
+    struct writer writers[THREADS];
+    pthread_t threads[THREADS];
+    char path[4096];
+    int64_t share = options->commits / THREADS;
+    double start, elapsed;
+
+    path_for(options, side, "threads", path, sizeof(path));
+    open_fresh(side, path, sync);
+    start = now_ms();
+    for (int i = 0; i < THREADS; i++) {
+        writers[i] = (struct writer){*side, path, sync, i * share, share};
+        writers[i].side.db = NULL;
+        if (pthread_create(&threads[i], NULL, writer_main, &writers[i]) != 0) {
+            die("pthread_create", strerror(errno));
+        }
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    elapsed = now_ms() - start;
+    if (side->run(side, "SELECT count(*) FROM t WHERE id > ?", &(int64_t){0},
+                  1) != share * THREADS) {
+        die("threads", "rows are missing");
+    }
+    side->close(side);
+    remove_db(path);
+    return elapsed;
+}
+
 static double time_reopen(struct side *side, const struct options *options)
 {
     char path[4096];
@@ -316,12 +391,13 @@ static double time_lookups(struct side *side, const char *sql,
     return now_ms() - start;
 }
 
-#define WORKLOADS 7
+#define WORKLOADS 8
 
 static const char *const workload_names[WORKLOADS] = {
     "bulk insert (one transaction)",
     "autocommit insert, synchronous=FULL",
     "autocommit insert, synchronous=NORMAL",
+    "autocommit insert, 4 threads, synchronous=NORMAL",
     "reopen",
     "rowid point lookup",
     "index equality lookup",
@@ -339,13 +415,14 @@ static void run_side(struct side *side, const struct options *options,
     side->close(side);
     times[1] = time_autocommit(side, options, "FULL");
     times[2] = time_autocommit(side, options, "NORMAL");
-    times[3] = time_reopen(side, options);
-    times[4] = time_lookups(side, "SELECT k FROM t WHERE id = ?", ids,
+    times[3] = time_threads(side, options, "NORMAL");
+    times[4] = time_reopen(side, options);
+    times[5] = time_lookups(side, "SELECT k FROM t WHERE id = ?", ids,
                             options->lookups, &sums[0]);
     start = now_ms();
     side->exec(side, "CREATE INDEX t_k ON t(k)");
-    times[6] = now_ms() - start;
-    times[5] = time_lookups(side, "SELECT id FROM t WHERE k = ?", keys,
+    times[7] = now_ms() - start;
+    times[6] = time_lookups(side, "SELECT id FROM t WHERE k = ?", keys,
                             options->lookups, &sums[1]);
     side->close(side);
 }
@@ -446,9 +523,9 @@ int main(int argc, char **argv)
     struct options options;
     struct side sides[2] = {
         {"sinew", NULL, sinew_open, sinew_close, sinew_exec, sinew_run,
-         sinew_insert},
+         sinew_insert, sinew_busy_timeout},
         {"sqlite", NULL, sqlite_open, sqlite_close, sqlite_exec, sqlite_run,
-         sqlite_insert},
+         sqlite_insert, sqlite_busy_timeout},
     };
     static double times[2][99][WORKLOADS];
     int64_t *ids, *keys, sums[2][2];

@@ -27,23 +27,26 @@
  * "no such table: t", "NOT NULL constraint failed: t.a").
  *
  * Threads: a database handle and its statements belong to one thread at a
- * time. Separate handles are independent.
+ * time. Separate handles may run in separate threads at once, on one file
+ * too (see engine_open(), "Connections").
  *
  * Durability: a database opened on a path lives in that file and its
  * write-ahead log, path + "-wal" (formats: docs/formats.md). A commit
  * returns only after its WAL record is written and, as PRAGMA synchronous
- * says, synced: FULL (the default) and NORMAL sync before the commit
- * returns, OFF leaves it to the operating system. Opening replays the WAL
- * and cuts a torn tail at the last whole commit. VACUUM, and the WAL
- * outgrowing ENGINE_CHECKPOINT_WAL_BYTES, fold the WAL into a new main file
- * (written aside, synced, renamed over the old one). One handle at a time
- * may open a database: another open of the same path, in this process or
- * another, fails with ENGINE_EBUSY. A damaged file fails the open with
+ * says, synced: FULL (the default) syncs each commit under the write lock;
+ * NORMAL is group commit: the committer releases the lock, and handles
+ * committing meanwhile share one fsync, none returning before its record
+ * is synced; OFF leaves syncing to the operating system. Opening replays
+ * the WAL and cuts a torn tail at the last whole commit. VACUUM, and the
+ * WAL outgrowing ENGINE_CHECKPOINT_WAL_BYTES, fold the WAL into a new main
+ * file (written aside, synced, renamed over the old one). The handles of
+ * one process share the files; another process's open fails with
+ * ENGINE_EBUSY. A damaged file fails the open with
  * ENGINE_ECORRUPT ("database disk image is malformed") or ENGINE_ENOTADB.
  * A commit that cannot be written (ENGINE_EFULL, ENGINE_EIO) is rolled
- * back and committed data stays intact; after a failed fsync the handle
+ * back and committed data stays intact; after a failed fsync the database
  * refuses every later write (the state of the log is no longer known) until
- * the database is reopened.
+ * every handle has closed it and it is opened again.
  */
 #ifndef SINEW_ENGINE_H
 #define SINEW_ENGINE_H
@@ -78,7 +81,8 @@
     X(ENGINE_EIO, -10209, "disk I/O error")                                    \
     X(ENGINE_EFULL, -10210, "database or disk is full")                        \
     X(ENGINE_EBUSY, -10211, "database is locked")                              \
-    X(ENGINE_ENOTADB, -10212, "file is not a database")
+    X(ENGINE_ENOTADB, -10212, "file is not a database")                        \
+    X(ENGINE_ENOTFOUND, -10213, "no such row")
 
 enum engine_error { ENGINE_ERROR_MAP(COMMON_ERROR_ENUM) };
 
@@ -99,13 +103,32 @@ struct engine_db;
 struct engine_stmt;
 
 /* Opens a database. path (borrowed for the call): NULL or ":memory:" for a
- * database in memory, else a file, created if missing. On success *out is
- * a handle the caller closes with engine_close(); on failure *out is NULL
- * and the code says why (ENGINE_ECANTOPEN, ENGINE_EBUSY, ENGINE_ECORRUPT,
- * ENGINE_ENOTADB, COMMON_ENOMEM). */
+ * database in memory (each such handle has its own), else a file, created
+ * if missing. On success *out is a handle the caller closes with
+ * engine_close(); on failure *out is NULL and the code says why
+ * (ENGINE_ECANTOPEN, ENGINE_EBUSY, ENGINE_ECORRUPT, ENGINE_ENOTADB,
+ * COMMON_ENOMEM).
+ *
+ * Connections: a file may be opened by several handles of one process, and
+ * each handle may be used by one thread at a time (different handles from
+ * different threads at once). Like SQLite in WAL mode: a read transaction
+ * (a statement outside BEGIN, or BEGIN ... COMMIT from its first statement
+ * after BEGIN) sees the database as of its start and never waits for a
+ * writer; one handle writes at a time: the first write of a transaction
+ * (or BEGIN IMMEDIATE / EXCLUSIVE) takes the write lock, waiting up to the
+ * busy timeout, else fails with ENGINE_EBUSY, which it also does when the
+ * transaction read rows a later commit changed (retry the transaction).
+ * A commit is visible to other handles once it is durable. Another process
+ * opening a file this one has open gets ENGINE_EBUSY. Each handle holds
+ * its own copy of the tables in memory. */
 int engine_open(const char *path, struct engine_db **out);
 
-/* The WAL size past which a commit folds the WAL into the main file. */
+/* How long a write waits for another handle's write lock before failing
+ * with ENGINE_EBUSY: 0 (the default, as in SQLite) fails at once. */
+void engine_busy_timeout(struct engine_db *db, int timeout_ms);
+
+/* The WAL size past which the next writer first folds the WAL into the
+ * main file. */
 #define ENGINE_CHECKPOINT_WAL_BYTES (64u << 20)
 
 /* Every write and sync of a database file goes through these (pwrite(2)
@@ -233,5 +256,189 @@ size_t engine_real_to_text(double value, char *out);
  * significant clamped to 1..26): the sqlite3 shell prints JSON numbers
  * with 20. */
 size_t engine_real_to_text_digits(double value, int significant, char *out);
+
+/* ==== Change capture: the commit hook, stamps, system tables, apply ====
+ *
+ * The seam the replication layer is built on (docs/engine.md, "Change
+ * capture"). Four pieces:
+ *
+ * 1. The commit hook (engine_commit_hook_set). Every commit of a
+ *    transaction that changed a user table or the schema calls it, inside
+ *    the transaction: after its last statement, before its WAL record is
+ *    written. The hook reads the transaction's changes in the order they
+ *    happened (engine_commit_next), may write more rows in the same
+ *    transaction by running SQL on db (they commit with it, atomically, and
+ *    are not shown to the hook), may give the commit a stamp
+ *    (engine_commit_set_stamp), and may veto the commit by returning an
+ *    error: the whole transaction is then rolled back, nothing is written,
+ *    and COMMIT (or the autocommit statement) fails with the hook's error.
+ *
+ *        static int hook(void *ctx, struct engine_db *db,
+ *                        struct engine_commit *commit)
+ *        {
+ *            struct engine_change change;
+ *            int rc;
+ *
+ *            while ((rc = engine_commit_next(commit, &change)) == ENGINE_ROW)
+ *                record(ctx, &change);          copy what it keeps
+ *            if (rc != ENGINE_DONE)
+ *                return rc;
+ *            engine_commit_set_stamp(commit, hlc_now(ctx));
+ *            return engine_exec(db, "INSERT INTO sinew_log ...", NULL, NULL);
+ *        }
+ *
+ * 2. Stamps. A commit can carry an opaque 64-bit stamp (the replication
+ *    layer's HLC): the hook sets it, or engine_apply_transaction() is given
+ *    it. It is written in the commit's WAL record header and kept in the
+ *    hidden table sinew_engine_stamp (one row), so engine_last_stamp()
+ *    answers it after a reopen, a checkpoint or VACUUM, and it is part of
+ *    the transaction (a rolled-back commit leaves the previous stamp).
+ *
+ * 3. System tables. Names that start with "sinew_" (any case; SQLite
+ *    reserves "sqlite_" the same way) belong to modules that keep metadata
+ *    in the database. User SQL cannot create or drop them, nor index them
+ *    ("object name reserved for internal use: sinew_x", "table sinew_x may
+ *    not be dropped", "table sinew_x may not be indexed"); a module creates
+ *    them with engine_exec_system(). They are not listed by sqlite_schema
+ *    (nor by the shell's .tables), are read and written by name through
+ *    ordinary SQL (writing them is the owning module's business: nothing
+ *    stops user SQL from doing it), persist like any table, and their row
+ *    and schema changes are never shown to the commit hook. Names that
+ *    start with "sinew_engine_" are the engine's own.
+ *
+ * 4. The apply path. engine_apply() writes changes that came from
+ *    elsewhere (the representation the hook reads) in one transaction, all
+ *    or nothing, without calling the hook, with a stamp; it is durable when
+ *    it returns, as PRAGMA synchronous says. engine_apply_transaction()
+ *    runs the caller's own function as such a transaction, for a merge that
+ *    reads the current rows and its metadata first and then writes only the
+ *    winning columns (engine_apply_change) and its metadata rows (SQL).
+ *
+ * What a change says. A row change names its table and the row's key: the
+ * values of the table's declared PRIMARY KEY columns in key order, or, for
+ * a table without one (or whose PRIMARY KEY is its INTEGER PRIMARY KEY
+ * rowid), the rowid as one INTEGER. An INSERT carries every column's
+ * value; an UPDATE only the columns whose value changed (an UPDATE that
+ * changed none is not shown); a DELETE only the key. A statement that
+ * changes a row's key (its PRIMARY KEY columns, or the rowid of a table
+ * keyed by rowid) is shown as DELETE of the old key then INSERT of the
+ * whole new row. A schema change (CREATE/DROP TABLE/INDEX) carries the
+ * statement's text. Changes undone by ROLLBACK TO, or by a statement that
+ * failed, are not shown; PRAGMA user_version is not a change. Columns are
+ * numbered from 0 in table order, as PRAGMA table_info lists them. */
+
+/* What a change does. */
+enum engine_change_kind {
+    ENGINE_CHANGE_INSERT = 1, /* a row: its key and every column */
+    ENGINE_CHANGE_UPDATE = 2, /* a row's changed columns, new values */
+    ENGINE_CHANGE_DELETE = 3, /* a row, by key */
+    ENGINE_CHANGE_SCHEMA = 4, /* CREATE/DROP TABLE/INDEX: sql */
+};
+
+/* One SQL value in a change. */
+struct engine_change_value {
+    int type;          /* ENGINE_INTEGER ... ENGINE_NULL */
+    int64_t integer;   /* ENGINE_INTEGER */
+    double real;       /* ENGINE_FLOAT */
+    const void *bytes; /* ENGINE_TEXT (UTF-8, not NUL-terminated) and
+                          ENGINE_BLOB; may be NULL when size is 0 */
+    size_t size;       /* bytes of a text or blob */
+};
+
+/* One change. Handed out by engine_commit_next() (every pointer borrowed
+ * from the commit, valid until the next engine_commit_next() or
+ * engine_commit_rewind() call, or until the hook runs SQL on db), and
+ * taken by engine_apply_change() (borrowed for the call). */
+struct engine_change {
+    enum engine_change_kind kind;
+    const char *table; /* NUL-terminated; NULL for ENGINE_CHANGE_SCHEMA */
+    const struct engine_change_value *key; /* key_count values */
+    size_t key_count;
+    /* The columns written: values[i] is column columns[i]'s new value.
+     * INSERT: every column (applying one, columns may be NULL: values in
+     * table order); UPDATE: the changed ones; DELETE, SCHEMA: none. */
+    const size_t *columns;
+    const struct engine_change_value *values;
+    size_t value_count;
+    const char *sql; /* ENGINE_CHANGE_SCHEMA: the statement; else NULL */
+};
+
+/* The committing transaction, as the commit hook sees it. */
+struct engine_commit;
+
+/* The commit hook: 0 lets the commit go on; an error vetoes it (a positive
+ * value is taken as ENGINE_EABORT). It may run SQL on db (but not BEGIN,
+ * COMMIT, ROLLBACK or a RELEASE that ends the transaction: that fails the
+ * commit and rolls everything back), and must not call
+ * engine_commit_hook_set() or engine_apply*(). */
+typedef int (*engine_commit_hook_cb)(void *ctx, struct engine_db *db,
+                                     struct engine_commit *commit);
+
+/* Registers hook (NULL: none) with ctx (borrowed until replaced) on db,
+ * replacing any other. While a hook is set, the changes of every
+ * transaction are recorded as it runs, also on a ":memory:" database.
+ * ENGINE_EMISUSE inside a transaction. */
+int engine_commit_hook_set(struct engine_db *db, engine_commit_hook_cb hook,
+                           void *ctx);
+
+/* The next change of the committing transaction, in order: ENGINE_ROW with
+ * *out filled, ENGINE_DONE after the last, or an error (COMMON_ENOMEM).
+ * Changes the hook itself writes are never shown. */
+int engine_commit_next(struct engine_commit *commit, struct engine_change *out);
+
+/* Starts engine_commit_next() over from the first change. */
+void engine_commit_rewind(struct engine_commit *commit);
+
+/* Gives the commit a stamp (0: none), written with its WAL record and
+ * answered by engine_last_stamp() once it has committed. */
+void engine_commit_set_stamp(struct engine_commit *commit, uint64_t stamp);
+
+/* Records the message COMMIT fails with when the hook returns rc (an
+ * error), and returns rc: return engine_commit_veto(commit, rc, "not the
+ * writer"). A hook that returns an error without it fails the commit with
+ * "commit hook failed: " and the error's message. */
+int engine_commit_veto(struct engine_commit *commit, int rc, const char *format,
+                       ...) __attribute__((format(printf, 3, 4)));
+
+/* The stamp of the last committed transaction that carried one, as this
+ * handle sees the database (0 if none ever did). */
+uint64_t engine_last_stamp(struct engine_db *db);
+
+/* The prefix of system table names. */
+#define ENGINE_SYSTEM_PREFIX "sinew_"
+
+/* engine_exec() that may also create, drop and index system tables (an
+ * index on a system table must have a system name too). For modules only;
+ * user SQL goes through engine_exec(). */
+int engine_exec_system(struct engine_db *db, const char *sql,
+                       engine_exec_cb callback, void *ctx);
+
+/* Runs fn(ctx, db) as one transaction whose changes came from elsewhere:
+ * BEGIN, fn, then COMMIT if fn returned 0 (the commit hook is not called,
+ * and the WAL record carries stamp, 0 for none), else ROLLBACK and fn's
+ * error. fn reads and writes with SQL and engine_apply_change() on db;
+ * it must not end the transaction itself (the call then fails with
+ * ENGINE_EMISUSE, rolled back). Durable when it returns 0, as PRAGMA
+ * synchronous says. ENGINE_EMISUSE inside a transaction or a hook. */
+typedef int (*engine_apply_cb)(void *ctx, struct engine_db *db);
+int engine_apply_transaction(struct engine_db *db, uint64_t stamp,
+                             engine_apply_cb fn, void *ctx);
+
+/* Writes one change (borrowed for the call) in the open transaction, as
+ * one statement (it fails whole, undoing only itself): INSERT adds the row
+ * (its key must be free: ENGINE_ECONSTRAINT otherwise); UPDATE sets the
+ * given columns of the row with that key and DELETE removes it
+ * (ENGINE_ENOTFOUND when there is none); SCHEMA runs the statement. Values
+ * get the columns' affinity, and constraints are checked, as SQL's. Inside
+ * engine_apply_transaction() the hook never sees it; elsewhere it is an
+ * ordinary write of the transaction. ENGINE_ESQL for an unknown table or
+ * column, or a key that does not fit the table. */
+int engine_apply_change(struct engine_db *db,
+                        const struct engine_change *change);
+
+/* engine_apply_transaction() of changes[0..count) (borrowed for the call),
+ * in order: all of them commit, or (at the first that fails) none. */
+int engine_apply(struct engine_db *db, const struct engine_change *changes,
+                 size_t count, uint64_t stamp);
 
 #endif /* SINEW_ENGINE_H */

@@ -407,6 +407,7 @@ struct ast_stmt {
         struct ast_pragma pragma;
         struct ast_savepoint savepoint;
         struct ast_vacuum vacuum;
+        bool begin_immediate; /* BEGIN IMMEDIATE or EXCLUSIVE */
     } u;
     /* Parameters: the highest number used, and the name of each (index 1
      * to parameter_count; NULL for unnamed). */

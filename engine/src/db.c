@@ -47,9 +47,7 @@ void engine_close(struct engine_db *db)
         engine_finalize(db->open_statements);
     }
     engine__undo_rollback(db, 0);
-    for (size_t i = 0; i < db->table_count; i++) {
-        engine__table_destroy(db->tables[i]);
-    }
+    engine__db_catalog_clear(db);
     common_free(db->tables);
     common_free(db->undo);
     engine__savepoint_close(db);
@@ -57,6 +55,34 @@ void engine_close(struct engine_db *db)
     engine__storage_close(db);
     engine__arena_close(&db->undo_arena);
     common_free(db);
+}
+
+void engine__db_catalog_clear(struct engine_db *db)
+{
+    ASSERT(db->undo_count == 0);
+    for (size_t i = 0; i < db->table_count; i++) {
+        engine__table_destroy(db->tables[i]);
+    }
+    db->table_count = 0;
+    db->user_version = 0;
+    db->schema_version++;
+}
+
+size_t engine__db_running_statements(const struct engine_db *db)
+{
+    size_t running = 0;
+
+    for (const struct engine_stmt *s = db->open_statements; s != NULL;
+         s = s->next_open) {
+        running += s->state == ENGINE__STMT_RUNNING;
+    }
+    return running;
+}
+
+void engine_busy_timeout(struct engine_db *db, int timeout_ms)
+{
+    ASSERT(db != NULL);
+    db->busy_timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
 }
 
 static int set_error(struct engine_db *db, int rc, const char *format,

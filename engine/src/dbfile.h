@@ -21,6 +21,12 @@
 #define ENGINE__DBFILE_TABLE 't'
 #define ENGINE__DBFILE_INDEX 'i'
 
+/* Index section entry kinds (dbfile_index.c). */
+#define ENGINE__DBFILE_CONSTRAINT_KEY                                          \
+    'k'                                 /* PRIMARY KEY / UNIQUE of the table */
+#define ENGINE__DBFILE_UNIQUE_INDEX 'u' /* CREATE UNIQUE INDEX, by name */
+#define ENGINE__DBFILE_LOOKUP 'l'       /* CREATE INDEX, by name */
+
 /* Column block encodings. */
 enum engine_column_encoding {
     ENGINE__ENCODING_NULL = 0,   /* every row NULL; no data */
@@ -38,6 +44,15 @@ struct engine_dbfile_header {
     uint64_t body_size;
     int64_t user_version;
 };
+
+/* Runs sql, a schema statement read from a file (a catalog entry, a WAL
+ * record's schema entry), if it is exactly one statement of a kind in
+ * kinds (bit 1 << enum ast_stmt_kind): 0 or COMMON_ENOMEM. Anything else
+ * (BEGIN, an INSERT, a second statement) is not what the engine writes, and
+ * running it would leave a transaction open or change rows behind the
+ * file's back: ENGINE_ECORRUPT, as is a statement that fails. */
+int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
+                              unsigned kinds);
 
 /* Fills the 64-byte header at out for a body (checksummed here). */
 void engine__dbfile_header_encode(uint8_t *out, uint64_t generation,
@@ -84,5 +99,18 @@ int engine__segment_strings(struct common_reader *reader, uint32_t n, int type,
 int engine__segment_get(struct common_reader *reader, size_t column_count,
                         uint64_t generation, struct engine_segment *out);
 void engine__segment_free(struct engine_segment *segment);
+
+/* A table's index section (dbfile_index.c), after its segments: every
+ * key's and index's hash, renumbered to the slots the written rows will
+ * have. */
+int engine__dbfile_put_indexes(struct common_buf *buf,
+                               struct engine_table *table);
+
+/* Reads a table's index section. With table (just loaded: rows slots, all
+ * live, its keys and lookups left empty by bulk_loading), each hash is
+ * adopted, and whatever the section lacks built again; with NULL, only
+ * checked. 0, ENGINE_ECORRUPT or COMMON_ENOMEM. */
+int engine__dbfile_get_indexes(struct common_reader *reader,
+                               struct engine_table *table, size_t rows);
 
 #endif /* SINEW_ENGINE_DBFILE_H */

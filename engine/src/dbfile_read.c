@@ -13,7 +13,7 @@
 #include "storage_int.h"
 
 static const uint8_t dbfile_magic[8] = {'s', 'i', 'n', 'e', 'w', 'D', 'B', 0};
-#define DBFILE_VERSION 1
+#define DBFILE_VERSION 2
 
 void engine__dbfile_header_encode(uint8_t *out, uint64_t generation,
                                   uint64_t commit_seq, const uint8_t *body,
@@ -33,8 +33,10 @@ void engine__dbfile_header_encode(uint8_t *out, uint64_t generation,
 int engine__dbfile_header_decode(const uint8_t *bytes, size_t size,
                                  struct engine_dbfile_header *out)
 {
-    const uint8_t *body = bytes + ENGINE__DBFILE_HEADER_SIZE;
+    const uint8_t *body;
 
+    /* bytes is NULL for an empty file: no pointer is formed before the
+     * sizes are checked. */
     if (size < sizeof(dbfile_magic) ||
         memcmp(bytes, dbfile_magic, sizeof(dbfile_magic)) != 0) {
         return ENGINE_ENOTADB;
@@ -49,6 +51,7 @@ int engine__dbfile_header_decode(const uint8_t *bytes, size_t size,
     out->commit_seq = common_get_u64le(bytes + 24);
     out->body_size = common_get_u64le(bytes + 32);
     out->user_version = (int64_t)common_get_u64le(bytes + 48);
+    body = bytes + ENGINE__DBFILE_HEADER_SIZE;
     if (out->body_size != size - ENGINE__DBFILE_HEADER_SIZE ||
         common_get_u64le(bytes + 40) !=
             common_checksum64(body, (size_t)out->body_size, out->generation)) {
@@ -76,6 +79,36 @@ static int get_text(struct common_reader *reader, struct common_buf *buf)
     return 0;
 }
 
+int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
+                              unsigned kinds)
+{
+    struct engine_arena arena;
+    struct ast_stmt *stmt = NULL, *extra = NULL;
+    size_t size = strlen(sql), tail = 0, rest = 0, error_offset = 0;
+    char errmsg[ENGINE__ERRMSG_SIZE];
+    int rc;
+
+    /* Parsed before it runs: nothing else may run. */
+    engine__arena_init(&arena);
+    rc = engine__parse(&arena, sql, size, &stmt, &tail, errmsg, sizeof(errmsg),
+                       &error_offset);
+    if (rc == 0 && (stmt == NULL || !((kinds >> stmt->kind) & 1u))) {
+        rc = ENGINE_ECORRUPT;
+    }
+    if (rc == 0) {
+        /* Nothing but space, comments and semicolons may follow. */
+        rc = engine__parse(&arena, sql + tail, size - tail, &extra, &rest,
+                           errmsg, sizeof(errmsg), &error_offset);
+        rc = rc == 0 && extra != NULL ? ENGINE_ECORRUPT : rc;
+    }
+    engine__arena_close(&arena);
+    if (rc == 0) {
+        /* System tables (system_table.c) are created like any. */
+        rc = engine_exec_system(db, sql, NULL, NULL);
+    }
+    return rc == 0 || rc == COMMON_ENOMEM ? rc : ENGINE_ECORRUPT;
+}
+
 static int load_catalog(struct engine_db *db, struct common_reader *reader,
                         struct common_buf *text)
 {
@@ -91,8 +124,10 @@ static int load_catalog(struct engine_db *db, struct common_reader *reader,
         }
         rc = get_text(reader, text);
         if (rc == 0) {
-            rc = engine_exec(db, (const char *)text->data, NULL, NULL);
-            rc = rc == COMMON_ENOMEM ? rc : rc ? ENGINE_ECORRUPT : 0;
+            rc = engine__dbfile_run_schema(db, (const char *)text->data,
+                                           kind == ENGINE__DBFILE_TABLE
+                                               ? 1u << AST_STMT_CREATE_TABLE
+                                               : 1u << AST_STMT_CREATE_INDEX);
         }
     }
     return rc;
@@ -120,14 +155,15 @@ static int load_segment(struct engine_table *table,
     return 0;
 }
 
-/* One table's section: name, column count, segments. table is NULL when
- * only verifying. */
+/* One table's section: name, column count, segments, index section. table
+ * is NULL when only verifying. */
 static int read_table(struct engine_db *db, struct common_reader *reader,
                       struct common_buf *text, uint64_t generation)
 {
     struct engine_table *table = NULL;
     struct engine_value *row = NULL;
     uint64_t columns, segments;
+    size_t rows = 0;
     int rc = get_text(reader, text);
 
     if (rc == 0 && db != NULL) {
@@ -141,6 +177,9 @@ static int read_table(struct engine_db *db, struct common_reader *reader,
     }
     row = common_malloc_array((size_t)columns, sizeof(*row));
     rc = row == NULL ? COMMON_ENOMEM : 0;
+    if (table != NULL) {
+        table->bulk_loading = true;
+    }
     for (uint64_t s = 0; rc == 0 && s < segments; s++) {
         struct engine_segment segment;
 
@@ -149,8 +188,13 @@ static int read_table(struct engine_db *db, struct common_reader *reader,
             rc = load_segment(table, &segment, row);
         }
         if (rc == 0) {
+            rows += segment.row_count;
             engine__segment_free(&segment);
         }
+    }
+    rc = rc ? rc : engine__dbfile_get_indexes(reader, table, rows);
+    if (table != NULL) {
+        table->bulk_loading = false;
     }
     common_free(row);
     return rc;
@@ -192,7 +236,8 @@ static int read_body(struct engine_db *db, const uint8_t *bytes, size_t size,
     return rc;
 }
 
-int engine__dbfile_load(struct engine_db *db, struct engine_storage *storage,
+int engine__dbfile_load(struct engine_db *db,
+                        struct engine_wal_position *position,
                         const uint8_t *bytes, size_t size)
 {
     struct engine_dbfile_header header;
@@ -200,8 +245,8 @@ int engine__dbfile_load(struct engine_db *db, struct engine_storage *storage,
 
     rc = rc ? rc : read_body(db, bytes, size, header.generation);
     if (rc == 0) {
-        storage->generation = header.generation;
-        storage->commit_seq = header.commit_seq;
+        position->generation = header.generation;
+        position->commit_seq = header.commit_seq;
         db->user_version = header.user_version;
     }
     return rc;

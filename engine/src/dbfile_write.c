@@ -105,13 +105,14 @@ static int put_table(struct common_buf *buf, struct engine_table *table,
         ASSERT(count > 0);
         rc = engine__segment_put(buf, table, slots, count, generation);
     }
-    return rc;
+    return rc ? rc : engine__dbfile_put_indexes(buf, table);
 }
 
 /* The whole file in memory: header, then body. */
-static int encode(struct engine_db *db, const struct engine_storage *storage,
-                  uint64_t generation, struct common_buf *buf)
+static int encode(struct engine_db *db, const struct engine_wal_position *at,
+                  struct common_buf *buf)
 {
+    uint64_t generation = at->generation;
     uint32_t *slots = common_malloc_array(ENGINE__SEGMENT_ROWS, sizeof(*slots));
     int rc = slots == NULL ? COMMON_ENOMEM : 0;
     uint8_t *header;
@@ -131,7 +132,7 @@ static int encode(struct engine_db *db, const struct engine_storage *storage,
     }
     header = buf->data;
     memset(header, 0, ENGINE__DBFILE_HEADER_SIZE);
-    engine__dbfile_header_encode(header, generation, storage->commit_seq,
+    engine__dbfile_header_encode(header, generation, at->commit_seq,
                                  buf->data + ENGINE__DBFILE_HEADER_SIZE,
                                  buf->size - ENGINE__DBFILE_HEADER_SIZE,
                                  db->user_version);
@@ -155,22 +156,28 @@ static int write_aside(const char *tmp_path, const struct common_buf *buf)
 }
 
 int engine__dbfile_write(struct engine_db *db, struct engine_storage *storage,
-                         uint64_t generation)
+                         const struct engine_wal_position *at, size_t *size)
 {
     struct common_buf buf;
     int rc;
 
     common_buf_init(&buf, SIZE_MAX);
-    rc = encode(db, storage, generation, &buf);
+    rc = encode(db, at, &buf);
     rc = rc ? rc : write_aside(storage->tmp_path, &buf);
-    if (rc == 0 && rename(storage->tmp_path, storage->path) != 0) {
-        rc = -errno;
-    }
-    rc = rc ? rc : engine__io_sync_dir(storage->path);
-    if (rc == 0) {
-        storage->main_size = buf.size;
-    }
+    *size = buf.size;
     common_buf_close(&buf);
+    if (rc != 0) {
+        unlink(storage->tmp_path);
+        return engine__io_error(rc);
+    }
+    return 0;
+}
+
+int engine__dbfile_install(struct engine_storage *storage)
+{
+    int rc = rename(storage->tmp_path, storage->path) != 0 ? -errno : 0;
+
+    rc = rc ? rc : engine__io_sync_dir(storage->path);
     if (rc != 0) {
         unlink(storage->tmp_path);
         return engine__io_error(rc);

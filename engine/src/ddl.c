@@ -285,6 +285,15 @@ static int transaction_control(struct engine_stmt *stmt)
                                     "transaction");
         }
         engine__savepoint_clear(db);
+        if (stmt->ast->u.begin_immediate) {
+            /* SQLite: IMMEDIATE takes the write lock now, and EXCLUSIVE in
+             * WAL mode is the same. */
+            int rc = engine__storage_write_begin(db, true);
+
+            if (rc != 0) {
+                return rc;
+            }
+        }
         db->in_transaction = true;
         return 0;
     case AST_STMT_COMMIT:
@@ -308,6 +317,7 @@ static int transaction_control(struct engine_stmt *stmt)
         engine__savepoint_clear(db);
         engine__undo_rollback(db, 0);
         db->in_transaction = false;
+        engine__storage_write_end(db);
         return 0;
     }
 }
@@ -316,8 +326,11 @@ int engine__execute_ddl(struct engine_stmt *stmt)
 {
     struct engine_db *db = stmt->db;
     size_t mark = db->undo_count;
-    int rc;
+    int rc = engine__system_check_ddl(db, stmt->ast);
 
+    if (rc != 0) {
+        return rc;
+    }
     switch (stmt->ast->kind) {
     case AST_STMT_CREATE_TABLE:
         rc = create_table(stmt);

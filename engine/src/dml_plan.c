@@ -11,6 +11,7 @@
 
 #include "access.h"
 #include "dml.h"
+#include "zone.h"
 
 static int dml_error(struct engine_stmt *stmt, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
@@ -327,6 +328,21 @@ static int plan_assignments(struct engine_stmt *stmt, struct engine_dml *dml,
     return 0;
 }
 
+/* Without a lookup, the scan passes over the blocks zone maps rule out
+ * (zone.h). */
+static int plan_zones(struct engine_stmt *stmt,
+                      const struct engine_table *table,
+                      struct engine_expr *predicate, struct engine_op *scan)
+{
+    struct engine_zone_plan *zones;
+    int rc = engine__plan_zones(stmt, table, predicate, &zones);
+
+    if (rc == 0 && zones != NULL) {
+        engine__op_scan_zones(scan, zones);
+    }
+    return rc;
+}
+
 /* Scan + WHERE over the table: the rows an UPDATE or DELETE touches. */
 static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
                         const struct ast_expr *where)
@@ -370,6 +386,11 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     if (dml->access != NULL) {
         engine__op_scan_access(dml->matches, dml->access);
+    } else {
+        rc = plan_zones(stmt, table, predicate, dml->matches);
+        if (rc != 0) {
+            return rc;
+        }
     }
     dml->scan = dml->matches;
     dml->where = predicate;

@@ -20,9 +20,11 @@
 
 #include "arena.h"
 #include "ast.h"
+#include "capture.h"
 #include "common.h"
 #include "engine.h"
 #include "expr.h"
+#include "storage.h"
 #include "table.h"
 #include "vector.h"
 
@@ -83,8 +85,18 @@ struct engine_db {
      * (redo.c); kept only while capture is on. */
     struct common_buf redo;
     const struct engine_table *redo_table; /* table of the last row entry */
-    bool capture;         /* changes are written to the redo log */
-    int synchronous;      /* PRAGMA synchronous, ENGINE__SYNC_* */
+    bool capture;    /* changes are written to the redo log */
+    int synchronous; /* PRAGMA synchronous, ENGINE__SYNC_* */
+    /* This handle's view of a shared file database (storage_share.c): the
+     * commit its tables reflect, the storage's visible_version then, and
+     * whether it holds the write lock. */
+    struct engine_wal_position seen;
+    uint64_t seen_version;
+    bool writing;
+    bool txn_read;        /* the open transaction has run a statement: it
+                             holds its snapshot until it ends */
+    bool replaying;       /* applying committed records: no locks, no log */
+    int busy_timeout_ms;  /* engine_busy_timeout() */
     int64_t user_version; /* PRAGMA user_version */
     /* The SAVEPOINT stack (savepoint.c), oldest first. It belongs to the
      * open transaction: BEGIN and a SAVEPOINT that starts a transaction
@@ -95,6 +107,10 @@ struct engine_db {
     size_t savepoint_capacity;
     bool savepoint_began; /* SAVEPOINT began the transaction: releasing
                              savepoints[0] commits it */
+    /* ---- change capture (capture.h): the commit hook, the apply path,
+     * system tables. Kept apart from the rest on purpose: only capture*.c
+     * and system_table.c touch it. ---- */
+    struct engine_capture change_capture;
 };
 
 /* ---- operators ---- */
@@ -225,6 +241,14 @@ int engine__prologue_run(struct engine_stmt *stmt);
 /* Records an error on the running statement's database. */
 int engine__error(struct engine_exec *exec, int rc, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/* Destroys every table of db's catalog (its undo log is empty): a handle
+ * about to load the files again. Prepared statements plan again. */
+void engine__db_catalog_clear(struct engine_db *db);
+
+/* Statements of db between their first step and their end (the one
+ * stepping included). */
+size_t engine__db_running_statements(const struct engine_db *db);
+
 int engine__db_error(struct engine_db *db, int rc, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 void engine__db_clear_error(struct engine_db *db);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * op_source.c: the operators that produce rows: a table scan (every row
- * in rowid order, or only those its access path finds: access.h), rows of
+ * in rowid order, or only those its access path finds: access.h, passing
+ * over the blocks zone maps rule out: zone.h), rows of
  * expressions (VALUES, and the single empty row of a SELECT without FROM),
  * and materialized rows (sqlite_schema). Also the helpers every operator
  * uses to own its output batch.
@@ -10,6 +11,7 @@
 
 #include "access.h"
 #include "engine_int.h"
+#include "zone.h"
 
 int engine__op_reserve(struct engine_op *op, uint32_t rows)
 {
@@ -117,9 +119,11 @@ struct scan_state {
     struct engine_table *table;
     const size_t *columns;
     size_t cursor;
-    bool reverse;                       /* rowid order descending */
-    const struct engine_access *access; /* the rows to read; NULL: all */
-    struct engine_access_run run;       /* access's state this execution */
+    bool reverse;                         /* rowid order descending */
+    const struct engine_access *access;   /* the rows to read; NULL: all */
+    struct engine_access_run run;         /* access's state this execution */
+    const struct engine_zone_plan *zones; /* without access: or NULL */
+    struct engine_zone_run zone_run;      /* zones' state this execution */
     uint32_t slots[ENGINE__BATCH_SIZE];
 };
 
@@ -130,23 +134,43 @@ static int scan_open(struct engine_op *op, struct engine_exec *exec)
     (void)exec;
     state->cursor = 0;
     engine__access_reset(state->access, &state->run);
+    engine__zone_reset(&state->zone_run);
     return 0;
 }
 
-/* The slots of the next rows: every row in rowid order, or access's. */
+/* The next rows of a scan that zones prune. */
+static uint32_t scan_zoned(struct scan_state *state, uint32_t max)
+{
+    return engine__table_scan_skipping(
+        state->table, &state->cursor, state->slots, max, state->reverse,
+        state->zone_run.skip, state->zone_run.block_count);
+}
+
+/* The slots of the next rows: every row in rowid order (but the blocks
+ * zones skip), or access's. */
 static int scan_slots(struct engine_op *op, struct engine_exec *exec,
                       uint32_t *count)
 {
     struct scan_state *state = op->state;
     uint32_t max = exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE;
+    int rc;
 
     if (state->access != NULL) {
         return engine__access_next(state->access, &state->run, state->table,
                                    exec, &op->arena, state->reverse,
                                    &state->cursor, state->slots, max, count);
     }
-    *count = engine__table_scan(state->table, &state->cursor, state->slots, max,
-                                state->reverse);
+    if (state->zones != NULL) {
+        rc = engine__zone_prepare(state->zones, &state->zone_run, state->table,
+                                  exec, &op->arena);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    *count = state->zones != NULL
+                 ? scan_zoned(state, max)
+                 : engine__table_scan(state->table, &state->cursor,
+                                      state->slots, max, state->reverse);
     if (*count == UINT32_MAX) {
         return engine__error(exec, COMMON_ENOMEM, "out of memory");
     }
@@ -179,6 +203,7 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
 static void scan_destroy(struct engine_op *op)
 {
     engine__access_close(&((struct scan_state *)op->state)->run);
+    engine__zone_close(&((struct scan_state *)op->state)->zone_run);
     op_destroy_batch(op);
 }
 
@@ -216,6 +241,13 @@ void engine__op_scan_access(struct engine_op *op,
 {
     ASSERT(op->ops == &scan_ops);
     ((struct scan_state *)op->state)->access = access;
+}
+
+void engine__op_scan_zones(struct engine_op *op,
+                           const struct engine_zone_plan *zones)
+{
+    ASSERT(op->ops == &scan_ops);
+    ((struct scan_state *)op->state)->zones = zones;
 }
 
 /* ---- rows of expressions (VALUES) ---- */

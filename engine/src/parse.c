@@ -287,9 +287,9 @@ static int begin_parse(struct parser *p, struct ast_stmt *stmt)
 {
     stmt->kind = AST_STMT_BEGIN;
     engine__parse_advance(p);
-    if (engine__parse_is(p, TOKEN_DEFERRED) ||
-        engine__parse_is(p, TOKEN_IMMEDIATE) ||
-        engine__parse_is(p, TOKEN_EXCLUSIVE)) {
+    stmt->u.begin_immediate = engine__parse_is(p, TOKEN_IMMEDIATE) ||
+                              engine__parse_is(p, TOKEN_EXCLUSIVE);
+    if (stmt->u.begin_immediate || engine__parse_is(p, TOKEN_DEFERRED)) {
         engine__parse_advance(p);
     }
     return trans_opt_parse(p);

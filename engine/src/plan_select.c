@@ -27,6 +27,7 @@
 #include "access.h"
 #include "plan.h"
 #include "rowset.h"
+#include "zone.h"
 
 struct select_plan {
     struct engine_stmt *stmt;
@@ -223,7 +224,13 @@ static int schema_rows(struct select_plan *plan, struct engine_value **out,
         return COMMON_ENOMEM;
     }
     for (size_t t = 0; t < db->table_count; t++) {
-        size_t added = table_entries(plan, db->tables[t], &entries[n]);
+        size_t added;
+
+        /* System tables (system_table.c) are hidden. */
+        if (engine__system_is_name(db->tables[t]->name)) {
+            continue;
+        }
+        added = table_entries(plan, db->tables[t], &entries[n]);
 
         if (added == SIZE_MAX) {
             return COMMON_ENOMEM;
@@ -512,20 +519,28 @@ static int expand_results(struct select_plan *plan)
 }
 
 /* The rows of the table the WHERE lets a lookup find (access.h): only
- * those are read. */
+ * those are read; without a lookup, the blocks zone maps rule out are
+ * passed over (zone.h). */
 static int plan_table_access(struct select_plan *plan,
                              const struct engine_table *table,
                              const struct ast_expr *where)
 {
     struct engine_access *access;
+    struct engine_zone_plan *zones = NULL;
     int rc = engine__plan_access(plan->stmt, table, plan->scope.rowid_column,
                                  where, plan->where, &access);
 
+    if (rc == 0 && access == NULL) {
+        rc = engine__plan_zones(plan->stmt, table, plan->where, &zones);
+    }
     if (rc != 0) {
         return oom(plan);
     }
     if (access != NULL) {
         engine__op_scan_access(plan->op, access);
+    }
+    if (zones != NULL) {
+        engine__op_scan_zones(plan->op, zones);
     }
     return 0;
 }

@@ -4,12 +4,15 @@
  * encoding) to a database, as opening does for each WAL record. Row
  * entries are written straight into the tables, without constraint checks
  * or affinity: they record what a transaction that passed those checks
- * wrote. Schema entries run their DDL text again. Anything that does not
+ * wrote. Schema entries run their DDL text again; key entries (P, K) are
+ * for change capture and change nothing. Anything that does not
  * decode, or names a table or row that is not there, means the log does
  * not belong to this database: ENGINE_ECORRUPT.
  */
+#include <math.h>
 #include <string.h>
 
+#include "dbfile.h"
 #include "engine_int.h"
 #include "storage_int.h"
 
@@ -47,7 +50,9 @@ int engine__storage_get_value(struct common_reader *reader,
             return ENGINE_ECORRUPT;
         }
         memcpy(&out->u.r, &word, sizeof(word));
-        return 0;
+        /* The engine never stores a NaN (it becomes NULL, as in SQLite):
+         * one in a file is damage, and comparing it undefined. */
+        return isnan(out->u.r) ? ENGINE_ECORRUPT : 0;
     case ENGINE_TEXT:
     case ENGINE_BLOB:
         if (common_reader_varint(reader, &word) != 0 ||
@@ -194,12 +199,51 @@ static int apply_schema(struct apply *apply)
     engine__arena_init(&arena);
     rc = get_text(&apply->reader, &arena, &sql);
     if (rc == 0) {
-        rc = engine_exec(apply->db, sql, NULL, NULL);
-        rc = rc == COMMON_ENOMEM ? rc : rc != 0 ? ENGINE_ECORRUPT : 0;
+        /* System tables are created like any (run_schema). */
+        rc = engine__dbfile_run_schema(
+            apply->db, sql,
+            1u << AST_STMT_CREATE_TABLE | 1u << AST_STMT_DROP_TABLE |
+                1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX);
     }
     engine__arena_close(&arena);
     apply->table = NULL;
     return rc;
+}
+
+/* P and K entries (keys, for change capture) change nothing: they are
+ * checked and skipped. */
+static int skip_key_columns(struct apply *apply)
+{
+    uint64_t count, column;
+
+    if (common_reader_varint(&apply->reader, &count) != 0 ||
+        count > apply->table->column_count) {
+        return ENGINE_ECORRUPT;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        if (common_reader_varint(&apply->reader, &column) != 0 ||
+            column >= apply->table->column_count) {
+            return ENGINE_ECORRUPT;
+        }
+    }
+    return 0;
+}
+
+static int skip_key(struct apply *apply)
+{
+    struct engine_value value;
+    uint64_t count;
+
+    if (common_reader_varint(&apply->reader, &count) != 0 ||
+        count > apply->table->column_count) {
+        return ENGINE_ECORRUPT;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        if (engine__storage_get_value(&apply->reader, &value) != 0) {
+            return ENGINE_ECORRUPT;
+        }
+    }
+    return 0;
 }
 
 static int apply_entry(struct apply *apply, uint8_t kind)
@@ -219,6 +263,10 @@ static int apply_entry(struct apply *apply, uint8_t kind)
         return apply_update(apply);
     case ENGINE__REDO_DELETE:
         return apply_delete(apply);
+    case ENGINE__REDO_PRIMARY_KEY:
+        return skip_key_columns(apply);
+    case ENGINE__REDO_KEY:
+        return skip_key(apply);
     case ENGINE__REDO_SCHEMA:
         return apply_schema(apply);
     case ENGINE__REDO_USER_VERSION:

@@ -9,6 +9,7 @@
  * bytes present, and the zone maps are recomputed and compared, so a
  * damaged segment is ENGINE_ECORRUPT, never a crash.
  */
+#include <math.h>
 #include <string.h>
 
 #include "dbfile.h"
@@ -279,6 +280,11 @@ static int get_words(struct common_reader *reader, const uint8_t *bitmap,
             out[r].u.i = (int64_t)word;
         } else {
             memcpy(&out[r].u.r, &word, sizeof(word));
+        }
+        /* The engine never stores a NaN (it becomes NULL, as in SQLite),
+         * and comparing one would be undefined. */
+        if (out[r].type == ENGINE_FLOAT && isnan(out[r].u.r)) {
+            return ENGINE_ECORRUPT;
         }
     }
     return 0;

@@ -12,6 +12,7 @@
  * changes (ABORT), as SQLite's statement journal does.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "engine_int.h"
 
@@ -74,11 +75,49 @@ static bool is_dml(const struct engine_stmt *stmt)
            kind == AST_STMT_DELETE;
 }
 
+static bool writes(const struct engine_stmt *stmt)
+{
+    enum ast_stmt_kind kind = stmt->ast->kind;
+
+    /* PRAGMA user_version = N writes; other assignments change only the
+     * handle (synchronous) or nothing. */
+    return is_dml(stmt) || kind == AST_STMT_CREATE_TABLE ||
+           kind == AST_STMT_DROP_TABLE || kind == AST_STMT_CREATE_INDEX ||
+           kind == AST_STMT_DROP_INDEX ||
+           (kind == AST_STMT_PRAGMA && stmt->ast->u.pragma.value != NULL &&
+            strcasecmp(stmt->ast->u.pragma.name, "user_version") == 0);
+}
+
+/* A file database shared with other handles (storage_share.c): a
+ * statement that starts while db holds no snapshot reads the latest
+ * commits; a writing one takes the write lock first, as SQLite's
+ * OP_Transaction does, so its reads and writes see one state. */
+static int start_on_storage(struct engine_stmt *stmt)
+{
+    struct engine_db *db = stmt->db;
+    bool held = engine__storage_holds_snapshot(db, 1);
+    int rc = held ? 0 : engine__storage_refresh(db);
+
+    if (db->in_transaction) {
+        db->txn_read = true;
+    }
+    if (rc == 0 && writes(stmt)) {
+        rc = engine__storage_write_begin(db, !held);
+    }
+    return rc;
+}
+
 static int start(struct engine_stmt *stmt)
 {
     struct engine_db *db = stmt->db;
     int rc;
 
+    if (db->storage != NULL && !db->replaying) {
+        rc = start_on_storage(stmt);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     if (stmt->schema_version != db->schema_version) {
         rc = engine__stmt_plan(stmt);
         if (rc != 0) {
@@ -120,6 +159,11 @@ int engine_step(struct engine_stmt *stmt)
         engine__db_clear_error(stmt->db);
         stmt->state = ENGINE__STMT_RUNNING;
         rc = start(stmt);
+        if (!stmt->db->in_transaction && !stmt->db->replaying) {
+            /* The statement was its own transaction, or ended one. */
+            stmt->db->txn_read = false;
+            engine__storage_write_end(stmt->db);
+        }
         if (rc != 0) {
             stmt->state = ENGINE__STMT_DONE;
             stmt->last_rc = rc;

@@ -210,6 +210,12 @@ int engine_prepare(struct engine_db *db, const char *sql, int size,
     if (length > ENGINE_MAX_SQL_SIZE) {
         return engine__db_error(db, ENGINE_ETOOBIG, "string or blob too big");
     }
+    /* Names resolve against the latest schema, as a statement's start
+     * would see it, unless db holds a snapshot (storage_share.c). */
+    if (db->storage != NULL && !engine__storage_holds_snapshot(db, 0) &&
+        engine__storage_refresh(db) != 0) {
+        return db->errcode;
+    }
     rc = stmt_new(db, &stmt);
     if (rc != 0) {
         return engine__db_error(db, rc, "out of memory");

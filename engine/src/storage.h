@@ -25,6 +25,14 @@ struct engine_db;
 struct engine_stmt;
 struct engine_table;
 
+/* A place in a database's history: the main file's generation, the number
+ * of the last commit, and the WAL bytes up to and including it. */
+struct engine_wal_position {
+    uint64_t generation;
+    uint64_t commit_seq;
+    uint64_t wal_size;
+};
+
 /* PRAGMA synchronous levels, as SQLite numbers them. */
 #define ENGINE__SYNC_OFF 0
 #define ENGINE__SYNC_NORMAL 1
@@ -48,6 +56,28 @@ void engine__storage_close(struct engine_db *db);
  * error is recorded on db; after a failed fsync the database refuses
  * further writes until it is reopened. 0 or the error. */
 int engine__transaction_commit(struct engine_db *db);
+
+/* Several handles on one database (storage_share.c; docs/engine.md,
+ * "Connections"). A statement's start calls this when db holds no snapshot:
+ * db's tables become those of a new read of the database (the commits
+ * made visible since are applied, or the files loaded again after a
+ * checkpoint replaced them). 0, or an error recorded on db. */
+int engine__storage_refresh(struct engine_db *db);
+
+/* Whether db's tables must stay as they are: its transaction has run a
+ * statement, it holds the write lock (and with it the last commit), or
+ * more than self_running of its statements are running. */
+bool engine__storage_holds_snapshot(const struct engine_db *db,
+                                    size_t self_running);
+
+/* Takes the database's write lock for db's transaction, waiting up to its
+ * busy timeout, and brings db's tables to the last commit when may_move
+ * (db holds no snapshot). No-op for ":memory:" and when db holds it.
+ * 0, or ENGINE_EBUSY / an error, recorded on db. */
+int engine__storage_write_begin(struct engine_db *db, bool may_move);
+
+/* Releases the write lock if db holds it (its transaction ended). */
+void engine__storage_write_end(struct engine_db *db);
 
 /* Whether db has files (false for ":memory:"). */
 bool engine__storage_is_file(const struct engine_db *db);

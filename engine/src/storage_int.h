@@ -6,9 +6,11 @@
 #ifndef SINEW_ENGINE_STORAGE_INT_H
 #define SINEW_ENGINE_STORAGE_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common.h"
 #include "storage.h"
@@ -27,18 +29,39 @@
 #define ENGINE__WAL_RECORD_HEADER_SIZE 32
 #define ENGINE__DBFILE_HEADER_SIZE 64
 
+/* One database's files, shared by every handle of this process that has
+ * the database open (storage_share.c keeps them in a registry keyed by the
+ * WAL file's identity). Each handle holds its own copy of the tables and
+ * remembers the position they reflect (db->seen); the fields below the
+ * mutex are read and written under it. */
 struct engine_storage {
-    char *path;          /* the main file, owned */
-    char *wal_path;      /* path + "-wal", owned */
-    char *tmp_path;      /* path + "-tmp": a checkpoint being written, owned */
-    int wal_fd;          /* open, and holding the database's lock */
-    bool wal_created;    /* this open made the WAL file */
-    uint64_t generation; /* of the main file; the WAL's must match */
-    uint64_t commit_seq; /* the last commit's number */
-    uint64_t wal_size;   /* bytes of whole records and header */
-    uint64_t main_size;  /* bytes of the main file */
-    bool failed;         /* an fsync failed: writes refused */
+    char *path;       /* the main file, owned */
+    char *wal_path;   /* path + "-wal", owned */
+    char *tmp_path;   /* path + "-tmp": a checkpoint being written, owned */
+    int wal_fd;       /* open, and holding the database's lock */
+    bool wal_created; /* this open made the WAL file */
+    uint64_t device;  /* the WAL file's identity (st_dev, st_ino) */
+    uint64_t inode;
+    pid_t pid;                     /* the process that opened it */
+    size_t handles;                /* open handles; under the registry lock */
+    struct engine_storage *next;   /* in the registry */
     uint64_t checkpoint_wal_bytes; /* checkpoint past this */
+
+    pthread_mutex_t mutex;
+    pthread_cond_t changed;   /* the writer left, or a sync ended */
+    struct engine_db *writer; /* the handle holding the write lock */
+    /* The end of the WAL as the writer appended it, and the part of it a
+     * transaction that starts now may read: up to the last commit that is
+     * synced as its committer asked (docs/engine.md, "Connections"). */
+    struct engine_wal_position appended;
+    struct engine_wal_position visible;
+    /* Bumped whenever visible moves, so a handle can tell it is current
+     * without taking the mutex. */
+    _Atomic uint64_t visible_version;
+    uint64_t synced_seq; /* the last commit known to be on disk */
+    bool syncing;        /* a handle is running the group's fsync */
+    uint64_t main_size;  /* bytes of the main file */
+    _Atomic bool failed; /* an fsync failed: writes refused */
 };
 
 /* ---- I/O (storage_io.c): every write and sync through the hooks ---- */
@@ -67,39 +90,62 @@ int engine__storage_get_value(struct common_reader *reader,
 
 /* ---- the WAL (wal.c) ---- */
 
-/* Reads the WAL at storage->wal_fd and applies each whole commit after
- * the main file's to db, in order; cuts a torn tail (a last record that is
- * incomplete or fails its checksum); a damaged record followed by a whole
- * one is ENGINE_ECORRUPT. Leaves the WAL ready for appends. */
-int engine__wal_recover(struct engine_db *db, struct engine_storage *storage);
+/* Opening, for the first handle: reads the WAL and applies each whole
+ * commit after position's (the main file's) to db, in order, advancing
+ * position; cuts a torn tail (a last record that is incomplete or fails its
+ * checksum); a damaged record followed by a whole one is ENGINE_ECORRUPT.
+ * A WAL left from an older checkpoint is emptied. */
+int engine__wal_recover(struct engine_db *db, struct engine_storage *storage,
+                        struct engine_wal_position *position);
 
-/* Appends one commit record (payload borrowed) and syncs it per
- * synchronous. 0, or an engine code (the WAL is cut back on a failed
- * write; storage->failed is set on a failed sync). */
-int engine__wal_append(struct engine_storage *storage, const uint8_t *payload,
-                       size_t size, uint64_t stamp, int synchronous);
+/* Reads the WAL's bytes [from, to) into *out (common_malloc'd). */
+int engine__wal_read(const struct engine_storage *storage, uint64_t from,
+                     uint64_t to, uint8_t **out);
 
-/* Verifies the WAL's header and every record's checksum up to
- * storage->wal_size, calling emit for a problem. Returns problems found. */
+/* Applies records (size bytes of whole commits read from the WAL at
+ * position->wal_size) to db, advancing position. ENGINE_ECORRUPT unless
+ * every one is whole and next in sequence. */
+int engine__wal_catch_up(struct engine_db *db,
+                         struct engine_wal_position *position,
+                         const uint8_t *records, size_t size);
+
+/* Writes one commit record (payload borrowed) at end and advances end; does
+ * not sync. 0, or an engine code (the bytes are cut off again). */
+int engine__wal_append(struct engine_storage *storage,
+                       struct engine_wal_position *end, const uint8_t *payload,
+                       size_t size, uint64_t stamp);
+
+/* Cuts the WAL back to size bytes after a failed append (sets
+ * storage->failed when even that fails). */
+void engine__wal_cut(struct engine_storage *storage, uint64_t size);
+
+/* Verifies the WAL's header and every record's checksum up to upto,
+ * calling emit for a problem. Returns problems found. */
 size_t engine__wal_verify(const struct engine_storage *storage,
+                          const struct engine_wal_position *upto,
                           void (*emit)(void *ctx, const char *message),
                           void *ctx);
 
-/* Empties the WAL for the main file of storage->generation. */
-int engine__wal_reset(struct engine_storage *storage);
+/* Empties the WAL for the main file of generation, and syncs it. */
+int engine__wal_reset(struct engine_storage *storage, uint64_t generation);
 
 /* ---- the main file (dbfile*.c) ---- */
 
-/* Writes db's whole state as a new main file at storage->tmp_path, syncs
- * it, renames it over storage->path and syncs the directory. Its header
- * carries generation and storage->commit_seq. */
+/* Writes db's whole state, as of position at (its generation and last
+ * commit), as a new main file at storage->tmp_path and syncs it; *size its
+ * bytes. engine__dbfile_install() then puts it in place. */
 int engine__dbfile_write(struct engine_db *db, struct engine_storage *storage,
-                         uint64_t generation);
+                         const struct engine_wal_position *at, size_t *size);
+
+/* Renames the file engine__dbfile_write() wrote over storage->path and
+ * syncs the directory; on failure removes it. */
+int engine__dbfile_install(struct engine_storage *storage);
 
 /* Loads a main file's bytes into db (whose catalog is empty): sets
- * storage->generation and commit_seq. ENGINE_ENOTADB when it is not a
+ * position's generation and commit_seq. ENGINE_ENOTADB when it is not a
  * sinew database, ENGINE_ECORRUPT when damaged. */
-int engine__dbfile_load(struct engine_db *db, struct engine_storage *storage,
+int engine__dbfile_load(struct engine_db *db,
+                        struct engine_wal_position *position,
                         const uint8_t *bytes, size_t size);
 
 /* Verifies a main file's bytes (every checksum and zone map) without
@@ -107,5 +153,30 @@ int engine__dbfile_load(struct engine_db *db, struct engine_storage *storage,
 size_t engine__dbfile_verify(const uint8_t *bytes, size_t size,
                              void (*emit)(void *ctx, const char *message),
                              void *ctx);
+
+/* ---- handles sharing one database (storage_share.c) ---- */
+
+/* Finds the open database whose WAL is at wal_path, or NULL; takes a
+ * handle on it. Under the registry lock (engine__storage_registry_lock). */
+struct engine_storage *engine__storage_find(const char *wal_path);
+void engine__storage_register(struct engine_storage *storage);
+/* Drops a handle; true when it was the last (the caller frees storage,
+ * which is then out of the registry). */
+bool engine__storage_release(struct engine_storage *storage);
+void engine__storage_registry_lock(void);
+void engine__storage_registry_unlock(void);
+
+/* Appends db's redo log as one commit (stamp stored with it), syncs it as
+ * db->synchronous says (NORMAL: with the group, after releasing the write
+ * lock), and makes it visible to other handles. db holds the write lock;
+ * it does not when this returns. 0, or ENGINE_EIO / ENGINE_EFULL /
+ * ENGINE_ETOOBIG (nothing of the commit is visible then). */
+int engine__storage_commit_write(struct engine_db *db, uint64_t stamp);
+
+/* Writes a new main file holding db's tables (all of the database: db
+ * holds the write lock and has no changes of its own), installs it and
+ * empties the WAL. 0, or an engine code (the files are as they were, or
+ * the database refuses writes when only emptying the WAL failed). */
+int engine__storage_checkpoint(struct engine_db *db);
 
 #endif /* SINEW_ENGINE_STORAGE_INT_H */

@@ -8,6 +8,7 @@
  * (not written "INTEGER PRIMARY KEY DESC") is an alias of the rowid; any
  * other PRIMARY KEY, and every UNIQUE, is a unique key.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "table.h"
 
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "tokenize.h"
 
 #define SLOTS_INITIAL 64
 
@@ -262,35 +264,53 @@ static size_t count_checks(const struct ast_create_table *def)
     return count;
 }
 
+/* The next token at or after *offset that is not space or a comment;
+ * *offset moves past it. */
+static void next_word(const char *sql, size_t size, size_t *offset,
+                      struct token *out)
+{
+    do {
+        engine__token_scan(sql, size, *offset, out);
+        *offset = out->offset + out->size;
+    } while (out->kind == TOKEN_SPACE);
+}
+
+/* Where the object's name starts in a CREATE TABLE or CREATE INDEX
+ * statement that parsed: after CREATE [TEMP|TEMPORARY|UNIQUE] TABLE|INDEX
+ * [IF NOT EXISTS], taken in the grammar's order, so that a table named
+ * "temp" is not skipped as TEMP, and with the space and comments between
+ * them, whatever characters they use. */
+static size_t name_offset(const char *sql, size_t size)
+{
+    struct token word;
+    size_t offset = 0;
+
+    next_word(sql, size, &offset, &word); /* CREATE */
+    next_word(sql, size, &offset, &word);
+    if (word.kind == TOKEN_TEMP || word.kind == TOKEN_TEMPORARY ||
+        word.kind == TOKEN_UNIQUE) {
+        next_word(sql, size, &offset, &word);
+    }
+    next_word(sql, size, &offset, &word); /* after TABLE or INDEX */
+    if (word.kind == TOKEN_IF) {
+        next_word(sql, size, &offset, &word); /* NOT */
+        next_word(sql, size, &offset, &word); /* EXISTS */
+        next_word(sql, size, &offset, &word);
+    }
+    return word.offset;
+}
+
 /* prefix followed by the statement from the object's name on, as SQLite
  * stores CREATE statements in sqlite_schema ("CREATE TABLE t(a)" for
- * "create table if not exists t(a);"). */
+ * "create table if not exists t(a);"; sqlite3EndTable() starts the text at
+ * the name's token). The text must parse again: the main file's catalog
+ * holds it. */
 char *engine__schema_text(const char *prefix, const char *sql, size_t size)
 {
-    static const char *skipped[] = {"CREATE", "TEMPORARY", "TEMP",
-                                    "TABLE",  "UNIQUE",    "INDEX",
-                                    "IF",     "NOT",       "EXISTS"};
     size_t prefix_size = strlen(prefix);
-    size_t start = 0;
+    size_t start = name_offset(sql, size);
     char *text;
 
-    for (bool moved = true; moved;) {
-        moved = false;
-        while (start < size && strchr(" \t\r\n", sql[start]) && sql[start]) {
-            start++;
-        }
-        for (size_t k = 0; k < sizeof(skipped) / sizeof(skipped[0]); k++) {
-            size_t n = strlen(skipped[k]);
-
-            if (size - start > n &&
-                strncasecmp(sql + start, skipped[k], n) == 0 &&
-                strchr(" \t\r\n", sql[start + n]) && sql[start + n]) {
-                start += n;
-                moved = true;
-                break;
-            }
-        }
-    }
     while (size > start && strchr(" \t\r\n;", sql[size - 1])) {
         size--;
     }
@@ -387,6 +407,7 @@ int engine__table_create(const char *sql, size_t sql_size,
     engine__arena_init(&table->arena);
     table->rowid_alias = -1;
     table->in_rowid_order = true;
+    table->rowids_ascending = true;
     rc = engine__parse(&table->arena, sql, sql_size, &stmt, &tail, errmsg,
                        errmsg_size, &error_offset);
     if (rc == 0) {
@@ -454,6 +475,8 @@ void engine__table_destroy(struct engine_table *table)
     common_free(table->deleted);
     common_free(table->scan_order);
     common_free(table->rowid_buckets);
+    common_free(table->zones);
+    common_free(table->block_live);
     common_free(table->name);
     common_free(table->sql);
     engine__arena_close(&table->arena);
@@ -499,6 +522,9 @@ static int grow_slots(struct engine_table *table)
         return COMMON_ENOMEM;
     }
     table->rowids = rowids;
+    if (engine__table_zones_reserve(table, capacity) != 0) {
+        return COMMON_ENOMEM;
+    }
     deleted = common_realloc(table->deleted, capacity);
     if (deleted == NULL) {
         return COMMON_ENOMEM;
@@ -682,11 +708,14 @@ int engine__table_insert(struct engine_table *table, int64_t rowid,
     table->slot_count++;
     table->live_count++;
     table->change_count++;
+    engine__table_zone_add(table, slot);
     rc = engine__table_rowid_add(table, slot);
-    if (rc == 0) {
+    /* Loading a file: its keys and indexes come after its rows
+     * (dbfile_index.c). */
+    if (rc == 0 && !table->bulk_loading) {
         rc = engine__table_keys_add(table, slot);
     }
-    if (rc == 0) {
+    if (rc == 0 && !table->bulk_loading) {
         rc = engine__table_indexes_add(table, slot);
     }
     if (rc != 0) {
@@ -723,8 +752,11 @@ int engine__table_update(struct engine_table *table, size_t slot, int64_t rowid,
     }
     table->rowids[slot] = rowid;
     /* values may view this very row's bytes: copy the new row in first,
-     * then free the old bytes. */
+     * then free the old bytes. The zones count what the slot holds after,
+     * even a row half rewritten when memory ran out. */
+    engine__table_zone_remove(table, slot);
     rc = rewrite_row(table, slot, values);
+    engine__table_zone_add(table, slot);
     if (rc == 0) {
         rc = engine__table_rowid_add(table, slot);
     }
@@ -758,6 +790,7 @@ int engine__table_restore(struct engine_table *table, size_t slot,
     }
     table->deleted[slot] = 0;
     table->live_count++;
+    engine__table_zone_add(table, slot);
     if (rowid > table->rowid_max || table->live_count == 1) {
         table->rowid_max = rowid;
     }
@@ -802,20 +835,29 @@ void engine__table_delete(struct engine_table *table, size_t slot)
     engine__table_indexes_remove(table, slot);
     engine__table_keys_remove(table, slot);
     engine__table_rowid_remove(table, slot);
+    engine__table_zone_remove(table, slot);
     free_store_bytes(table, slot);
     table->deleted[slot] = 1;
     table->live_count--;
     forget_scan_order(table);
 }
 
-static const struct engine_table *sorting_table;
-
-static int compare_slots_by_rowid(const void *a, const void *b)
+static int compare_slots_by_rowid(const void *a, const void *b, void *table)
 {
-    int64_t x = sorting_table->rowids[*(const uint32_t *)a];
-    int64_t y = sorting_table->rowids[*(const uint32_t *)b];
+    const int64_t *rowids = ((const struct engine_table *)table)->rowids;
+    int64_t x = rowids[*(const uint32_t *)a];
+    int64_t y = rowids[*(const uint32_t *)b];
 
     return (x > y) - (x < y);
+}
+
+void engine__table_sort_slots(const struct engine_table *table, uint32_t *slots,
+                              size_t count)
+{
+    /* qsort_r: handles in several threads sort at once. Rowids are
+     * unique, so an unstable sort is still deterministic. */
+    qsort_r(slots, count, sizeof(uint32_t), compare_slots_by_rowid,
+            (void *)table);
 }
 
 static int build_scan_order(struct engine_table *table)
@@ -832,9 +874,7 @@ static int build_scan_order(struct engine_table *table)
             table->scan_order[n++] = (uint32_t)slot;
         }
     }
-    /* Rowids are unique, so an unstable sort is still deterministic. */
-    sorting_table = table;
-    qsort(table->scan_order, n, sizeof(uint32_t), compare_slots_by_rowid);
+    engine__table_sort_slots(table, table->scan_order, n);
     return 0;
 }
 

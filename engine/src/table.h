@@ -97,6 +97,47 @@ struct engine_column_store {
     } data;
 };
 
+/* Zone maps: the table's slots fall into blocks of ENGINE__ZONE_ROWS
+ * (block b holds slots [b * ENGINE__ZONE_ROWS, (b + 1) *
+ * ENGINE__ZONE_ROWS)), the rows of one segment of the main file when the
+ * table was loaded (ENGINE__SEGMENT_ROWS). Each block keeps, per column,
+ * what a scan may skip it by (table_zone.c, zone.h). */
+#define ENGINE__ZONE_ROWS 65536u
+
+/* One column over one block. null_count is exact over the block's live
+ * rows; min and max only widen (a value deleted or overwritten stays in
+ * them), so every live number of the block lies between them. A TEXT or
+ * BLOB written (or a NaN) sets has_other for good: the bounds then say
+ * nothing of those values. The rowid alias column keeps none. */
+struct engine_zone {
+    struct engine_value min; /* INTEGER or REAL, when has_number */
+    struct engine_value max; /* INTEGER or REAL, when has_number */
+    uint32_t null_count;     /* live rows whose value is NULL */
+    bool has_number;         /* a number was written: min, max are set */
+    bool has_other;          /* a TEXT or BLOB was written */
+};
+
+/* What a WHERE term lets through, as a scan tests it against a zone
+ * (op_zone.c makes these from the terms): a row the term holds on has a
+ * value of this kind, so a block with none is skipped. */
+enum engine_zone_test {
+    ENGINE_ZONE_NOTHING,    /* no row passes */
+    ENGINE_ZONE_NULL,       /* a NULL */
+    ENGINE_ZONE_NOT_NULL,   /* any value but NULL */
+    ENGINE_ZONE_NOT_NUMBER, /* a TEXT or BLOB */
+    ENGINE_ZONE_EQ,         /* a TEXT or BLOB, or a number = bound */
+    ENGINE_ZONE_LT,         /* ... or a number < bound */
+    ENGINE_ZONE_LE,         /* ... or a number <= bound */
+    ENGINE_ZONE_GT,         /* ... or a number > bound */
+    ENGINE_ZONE_GE,         /* ... or a number >= bound */
+};
+
+struct engine_zone_check {
+    enum engine_zone_test test;
+    size_t column;             /* a table column, not the rowid alias */
+    struct engine_value bound; /* EQ..GE: INTEGER or REAL */
+};
+
 struct engine_table {
     char *name;        /* owned */
     char *sql;         /* the CREATE TABLE text as sqlite_schema shows it */
@@ -127,13 +168,27 @@ struct engine_table {
     size_t live_count;
     uint64_t change_count; /* rows inserted, updated, deleted or restored:
                               a live IN (SELECT) reads again when it moves */
-    int64_t rowid_max;     /* the largest live rowid (0 when empty) */
+    int64_t rowid_max;     /* the largest live rowid (0 when empty); when
+                              stale, at least that: never below one */
     bool rowid_max_stale;  /* the row holding rowid_max went away */
     bool in_rowid_order;   /* live slots sorted by rowid */
     uint32_t *scan_order;  /* slot permutation in rowid order, or NULL */
-    size_t *rowid_buckets; /* hash rowid -> slot + 1 */
+    /* The rowid index: while rowids strictly ascend with the slots
+     * (deleted ones included), as when rows come in rowid order, lookups
+     * search the rowids themselves; once a row breaks the order, a hash
+     * from rowid to slot + 1 (table_key.c). */
+    bool rowids_ascending;
+    bool bulk_loading; /* rows come from a main file: keys and lookups are
+                          adopted or built after them (dbfile_index.c) */
+    size_t *rowid_buckets;
     size_t rowid_bucket_count;
     size_t rowid_bucket_used;
+    /* Zone maps, for blocks [0, zone_block_capacity): the blocks
+     * slot_capacity covers, so a row never waits on memory for its zone. */
+    struct engine_zone *zones; /* [block * column_count + column], owned */
+    uint32_t *block_live;      /* live rows per block, owned */
+    size_t zone_block_capacity;
+    uint64_t zone_skips; /* blocks scans found they could skip (tests) */
 };
 
 /* Builds a table from the text of one CREATE TABLE statement (copied: the
@@ -193,6 +248,10 @@ int64_t engine__table_next_rowid(struct engine_table *table);
 /* Marks a slot deleted and frees its bytes. */
 void engine__table_delete(struct engine_table *table, size_t slot);
 
+/* Sorts slots[0..count) by their rows' rowids. */
+void engine__table_sort_slots(const struct engine_table *table, uint32_t *slots,
+                              size_t count);
+
 /* Slots of live rows in rowid order (descending when reverse): fills
  * out[0..n) starting after *cursor positions, up to max; returns n (0 at
  * the end), or UINT32_MAX when out of memory. */
@@ -234,13 +293,43 @@ int engine__table_index_find(const struct engine_table *table, size_t position,
                              const struct engine_value *values,
                              struct engine_slot_list *out);
 
+/* PRAGMA integrity_check: whether the lookup of indexes[position] holds
+ * exactly the live slots whose key has no NULL, each under its key. */
+bool engine__table_index_consistent(const struct engine_table *table,
+                                    size_t position);
+
 /* The scan position (engine__table_scan()'s cursor) from which a scan
  * yields the live rows whose rowid is >= rowid (<= rowid when reverse), in
  * order. SIZE_MAX when out of memory. */
 size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
                                bool reverse);
 
+/* Zone maps (table_zone.c). */
+
+/* Whether checks[0..count) prove that no live row of block passes: some
+ * check that no value of its column in the block is of the kind it lets
+ * through, or the block has no live row. */
+bool engine__table_zone_excludes(const struct engine_table *table, size_t block,
+                                 const struct engine_zone_check *checks,
+                                 size_t count);
+
+/* The blocks holding slots [0, slot_count). */
+size_t engine__table_block_count(const struct engine_table *table);
+
+/* engine__table_scan() that passes over every block b < block_count with
+ * skip[b] set (borrowed): none of its slots is given out. */
+uint32_t engine__table_scan_skipping(struct engine_table *table, size_t *cursor,
+                                     uint32_t *out, uint32_t max, bool reverse,
+                                     const uint8_t *skip, size_t block_count);
+
 /* ---- internal to the table files ---- */
+
+/* Zone upkeep (table_zone.c): room for the blocks of capacity slots;
+ * a live slot's values counted in (after they are written) or out
+ * (before they go). */
+int engine__table_zones_reserve(struct engine_table *table, size_t capacity);
+void engine__table_zone_add(struct engine_table *table, size_t slot);
+void engine__table_zone_remove(struct engine_table *table, size_t slot);
 
 /* A hash of v consistent with engine__value_compare() under collation:
  * values that compare equal hash alike. */
@@ -273,6 +362,19 @@ int engine__table_index_declared(const struct engine_table *table,
                                  const size_t *columns, size_t column_count,
                                  enum engine_collation *collations,
                                  bool *partial);
+/* Loading a main file (dbfile_index.c): while table->bulk_loading, inserts
+ * leave the keys and lookups alone; then each takes the hash the file
+ * kept (adopt: buckets as slot + 1, 0 empty, SIZE_MAX removed; next per
+ * slot, UINT32_MAX ending a chain; ownership of buckets passes on success),
+ * or is built again over every row. ENGINE_ECORRUPT when what the file
+ * kept cannot be the index of these rows' slots. */
+int engine__table_key_adopt(struct engine_table *table, size_t key_index,
+                            size_t *buckets, size_t bucket_count);
+int engine__table_index_adopt(struct engine_table *table, size_t position,
+                              size_t *buckets, size_t bucket_count,
+                              const uint32_t *next);
+int engine__table_index_rebuild(struct engine_table *table, size_t position);
+
 /* Frees the lookups of dropped indexes (past index_count), or of all. */
 void engine__table_indexes_sweep(struct engine_table *table);
 void engine__table_indexes_free(struct engine_table *table);

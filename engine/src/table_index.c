@@ -321,16 +321,6 @@ int engine__table_index_build(struct engine_table *table, size_t position,
     return 0;
 }
 
-static const struct engine_table *sorting_table;
-
-static int compare_rowids(const void *a, const void *b)
-{
-    int64_t x = sorting_table->rowids[*(const uint32_t *)a];
-    int64_t y = sorting_table->rowids[*(const uint32_t *)b];
-
-    return (x > y) - (x < y);
-}
-
 /* Appends the chain from head to out[*count..], growing it; sorted says
  * whether the rowids came in ascending order. */
 static int collect_chain(const struct engine_table *table,
@@ -383,10 +373,7 @@ int engine__table_index_find(const struct engine_table *table, size_t position,
     }
     rc = collect_chain(table, index, index->buckets[i] - 1, out, &sorted);
     if (rc == 0 && !sorted) {
-        /* Rowids are unique, so an unstable sort is still deterministic. */
-        sorting_table = table;
-        qsort(out->slots + first, out->count - first, sizeof(uint32_t),
-              compare_rowids);
+        engine__table_sort_slots(table, out->slots + first, out->count - first);
     }
     return rc;
 }
@@ -436,5 +423,159 @@ int engine__table_index_declared(const struct engine_table *table,
         }
     }
     engine__arena_close(&arena);
+    return rc;
+}
+
+/* Walks one key's chain from head: every slot live, holding the head's
+ * key; counts them into *entries. False on the first fault (a cycle shows
+ * as more entries than slots). */
+static bool chain_consistent(const struct engine_table *table,
+                             const struct engine_table_index *index,
+                             size_t head, const struct engine_value *key,
+                             size_t *entries)
+{
+    for (uint32_t s = (uint32_t)head; s != LINK_NONE; s = index->next[s]) {
+        if (s >= table->slot_count || table->deleted[s] ||
+            !key_equal(table, index, s, key) ||
+            ++*entries > table->live_count) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool engine__table_index_consistent(const struct engine_table *table,
+                                    size_t position)
+{
+    const struct engine_table_index *index = table->indexes[position].lookup;
+    struct engine_value key[ENGINE_MAX_COLUMNS];
+    size_t expected = 0, entries = 0;
+
+    ASSERT(index != NULL);
+    for (size_t slot = 0; slot < table->slot_count; slot++) {
+        expected +=
+            !table->deleted[slot] && key_of_slot(table, index, slot, key);
+    }
+    for (size_t i = 0; i < index->bucket_count; i++) {
+        size_t entry = index->buckets[i];
+
+        if (entry == BUCKET_EMPTY || entry == BUCKET_REMOVED) {
+            continue;
+        }
+        /* The head names the key, and the key must lead to this bucket. */
+        if (entry - 1 >= table->slot_count || table->deleted[entry - 1] ||
+            !key_of_slot(table, index, entry - 1, key) ||
+            find_bucket(table, index, key) != i ||
+            !chain_consistent(table, index, entry - 1, key, &entries)) {
+            return false;
+        }
+    }
+    return entries == expected;
+}
+
+int engine__table_index_rebuild(struct engine_table *table, size_t position)
+{
+    struct engine_table_index *index = table->indexes[position].lookup;
+    int rc = reserve_links(table, index);
+
+    return rc ? rc : rebuild(table, index, table->live_count);
+}
+
+/* Links read from a file: each key's chain runs forward (next > slot),
+ * every slot has at most one predecessor, and a chain starts only at a
+ * bucket's head, which has none; then prev is set (a head's to its chain's
+ * last slot). One pass each way, without walking a chain. */
+static int link_chains(const struct engine_table *table,
+                       struct engine_table_index *index)
+{
+    size_t rows = table->slot_count;
+    uint8_t *is_head = common_calloc(rows + 1, 1);
+    uint32_t *tail = common_malloc_array(rows + 1, sizeof(*tail));
+    int rc = is_head == NULL || tail == NULL ? COMMON_ENOMEM : 0;
+
+    memset(index->prev, 0xff, index->link_capacity * sizeof(*index->prev));
+    index->keys = index->used = 0;
+    for (size_t s = 0; rc == 0 && s < rows; s++) {
+        uint32_t next = index->next[s];
+
+        if (next != LINK_NONE &&
+            (next <= s || next >= rows || index->prev[next] != LINK_NONE)) {
+            rc = ENGINE_ECORRUPT;
+        } else if (next != LINK_NONE) {
+            index->prev[next] = (uint32_t)s;
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < index->bucket_count; i++) {
+        size_t entry = index->buckets[i];
+
+        index->used += entry != BUCKET_EMPTY;
+        if (entry == BUCKET_EMPTY || entry == BUCKET_REMOVED) {
+            continue;
+        }
+        if (is_head[entry - 1] || index->prev[entry - 1] != LINK_NONE) {
+            rc = ENGINE_ECORRUPT;
+        }
+        is_head[entry - 1] = 1;
+        index->keys++;
+    }
+    for (size_t s = rows; rc == 0 && s-- > 0;) {
+        bool starts =
+            index->prev[s] == LINK_NONE && index->next[s] != LINK_NONE;
+
+        if (starts && !is_head[s]) {
+            rc = ENGINE_ECORRUPT;
+        }
+        tail[s] =
+            index->next[s] == LINK_NONE ? (uint32_t)s : tail[index->next[s]];
+    }
+    for (size_t s = 0; rc == 0 && s < rows; s++) {
+        if (is_head[s]) {
+            index->prev[s] = tail[s];
+        }
+    }
+    if (rc == 0 && index->used >= index->bucket_count) {
+        rc = ENGINE_ECORRUPT; /* no empty bucket to end a probe */
+    }
+    common_free(is_head);
+    common_free(tail);
+    return rc;
+}
+
+int engine__table_index_adopt(struct engine_table *table, size_t position,
+                              size_t *buckets, size_t bucket_count,
+                              const uint32_t *next)
+{
+    struct engine_table_index *index = table->indexes[position].lookup;
+    int rc;
+
+    if (bucket_count == 0 || (bucket_count & (bucket_count - 1)) != 0) {
+        return ENGINE_ECORRUPT;
+    }
+    for (size_t i = 0; i < bucket_count; i++) {
+        if (buckets[i] != BUCKET_EMPTY && buckets[i] != BUCKET_REMOVED &&
+            buckets[i] > table->slot_count) {
+            return ENGINE_ECORRUPT;
+        }
+    }
+    for (size_t slot = 0; slot < table->slot_count; slot++) {
+        if (next[slot] != LINK_NONE && next[slot] >= table->slot_count) {
+            return ENGINE_ECORRUPT;
+        }
+    }
+    rc = reserve_links(table, index);
+    if (rc != 0) {
+        return rc;
+    }
+    memcpy(index->next, next, table->slot_count * sizeof(*next));
+    common_free(index->buckets);
+    index->buckets = buckets;
+    index->bucket_count = bucket_count;
+    rc = link_chains(table, index);
+    if (rc != 0) {
+        /* buckets stay the caller's, which fails the load: the lookup is
+         * left empty, never half adopted. */
+        index->buckets = NULL;
+        index->bucket_count = index->used = index->keys = 0;
+    }
     return rc;
 }

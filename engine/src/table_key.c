@@ -95,13 +95,64 @@ static size_t rowid_probe_start(const struct engine_table *table, int64_t rowid)
     return (size_t)mix64((uint64_t)rowid) & (table->rowid_bucket_count - 1);
 }
 
+/* The slot holding rowid while rowids ascend with the slots: where the
+ * rowids are dense (1, 2, 3 ... as SQLite hands them out) the first guess
+ * is it; else a binary search. */
+static ptrdiff_t find_ascending(const struct engine_table *table, int64_t rowid)
+{
+    size_t low = 0, high = table->slot_count;
+
+    if (high > 0 && rowid >= table->rowids[0] &&
+        (uint64_t)rowid - (uint64_t)table->rowids[0] < high) {
+        size_t guess = (size_t)((uint64_t)rowid - (uint64_t)table->rowids[0]);
+
+        if (table->rowids[guess] == rowid) {
+            return table->deleted[guess] ? -1 : (ptrdiff_t)guess;
+        }
+    }
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+
+        if (table->rowids[middle] < rowid) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    if (low < table->slot_count && table->rowids[low] == rowid &&
+        !table->deleted[low]) {
+        return (ptrdiff_t)low;
+    }
+    return -1;
+}
+
+/* Without either structure (building the hash ran out of memory): every
+ * slot, until the next insert builds it. */
+static ptrdiff_t find_by_scan(const struct engine_table *table, int64_t rowid)
+{
+    for (size_t slot = 0; slot < table->slot_count; slot++) {
+        if (table->rowids[slot] == rowid && !table->deleted[slot]) {
+            return (ptrdiff_t)slot;
+        }
+    }
+    return -1;
+}
+
 ptrdiff_t engine__table_find_rowid(const struct engine_table *table,
                                    int64_t rowid)
 {
     size_t i;
 
-    if (table->rowid_bucket_count == 0) {
+    /* rowid_max is never below a live rowid (stale only ever above), so
+     * the common insert of the next larger rowid looks no further. */
+    if (rowid > table->rowid_max) {
         return -1;
+    }
+    if (table->rowids_ascending) {
+        return find_ascending(table, rowid);
+    }
+    if (table->rowid_bucket_count == 0) {
+        return find_by_scan(table, rowid);
     }
     i = rowid_probe_start(table, rowid);
     while (table->rowid_buckets[i] != BUCKET_EMPTY) {
@@ -156,8 +207,25 @@ static int rowid_grow(struct engine_table *table)
     return 0;
 }
 
+/* Whether slot's rowid keeps the rowids ascending with the slots. */
+static bool stays_ascending(const struct engine_table *table, size_t slot)
+{
+    int64_t rowid = table->rowids[slot];
+
+    return (slot == 0 || table->rowids[slot - 1] < rowid) &&
+           (slot + 1 >= table->slot_count || rowid < table->rowids[slot + 1]);
+}
+
 int engine__table_rowid_add(struct engine_table *table, size_t slot)
 {
+    if (table->rowids_ascending) {
+        if (stays_ascending(table, slot)) {
+            return 0;
+        }
+        /* From now on a hash: it indexes every live slot, this one too. */
+        table->rowids_ascending = false;
+        return rowid_grow(table);
+    }
     if ((table->rowid_bucket_used + 1) * 4 > table->rowid_bucket_count * 3) {
         /* The rebuild indexes every live slot, this one included. */
         return rowid_grow(table);
@@ -170,8 +238,8 @@ void engine__table_rowid_remove(struct engine_table *table, size_t slot)
 {
     size_t i;
 
-    if (table->rowid_bucket_count == 0) {
-        return; /* a failed first insert never built the index */
+    if (table->rowids_ascending || table->rowid_bucket_count == 0) {
+        return; /* no hash (yet) */
     }
     i = rowid_probe_start(table, table->rowids[slot]);
 
@@ -358,4 +426,35 @@ void engine__table_keys_remove(struct engine_table *table, size_t slot)
             i = (i + 1) & (key->bucket_count - 1);
         }
     }
+}
+
+int engine__table_key_adopt(struct engine_table *table, size_t key_index,
+                            size_t *buckets, size_t bucket_count)
+{
+    struct engine_unique_key *key = &table->keys[key_index];
+    size_t used = 0;
+    bool empty_seen = false;
+
+    if (bucket_count == 0 || (bucket_count & (bucket_count - 1)) != 0) {
+        return ENGINE_ECORRUPT;
+    }
+    for (size_t i = 0; i < bucket_count; i++) {
+        size_t entry = buckets[i];
+
+        if (entry != BUCKET_EMPTY && entry != BUCKET_REMOVED &&
+            (entry > table->slot_count || table->deleted[entry - 1])) {
+            return ENGINE_ECORRUPT;
+        }
+        used += entry != BUCKET_EMPTY;
+        empty_seen = empty_seen || entry == BUCKET_EMPTY;
+    }
+    /* A probe stops at an empty bucket: there must be one. */
+    if (!empty_seen) {
+        return ENGINE_ECORRUPT;
+    }
+    common_free(key->buckets);
+    key->buckets = buckets;
+    key->bucket_count = bucket_count;
+    key->used = used;
+    return 0;
 }

@@ -48,19 +48,15 @@ static uint64_t record_checksum(const uint8_t *header, const uint8_t *payload,
     return common_checksum64(payload, size, seed);
 }
 
-int engine__wal_reset(struct engine_storage *storage)
+int engine__wal_reset(struct engine_storage *storage, uint64_t generation)
 {
     uint8_t header[ENGINE__WAL_HEADER_SIZE];
     int rc = ftruncate(storage->wal_fd, 0) != 0 ? -errno : 0;
 
-    header_encode(header, storage->generation);
+    header_encode(header, generation);
     rc = rc ? rc : engine__io_write(storage->wal_fd, header, sizeof(header), 0);
     rc = rc ? rc : engine__io_sync(storage->wal_fd);
-    if (rc != 0) {
-        return engine__io_error(rc);
-    }
-    storage->wal_size = ENGINE__WAL_HEADER_SIZE;
-    return 0;
+    return rc ? engine__io_error(rc) : 0;
 }
 
 /* The size of the whole, valid record at offset, or 0 if there is none. */
@@ -102,23 +98,26 @@ static bool is_torn_tail(const uint8_t *wal, size_t size, size_t offset,
     return record_at(wal, size, offset + (size_t)claimed, generation) == 0;
 }
 
-static int replay(struct engine_db *db, struct engine_storage *storage,
-                  const uint8_t *wal, size_t size, size_t *end)
+/* Applies the whole records of wal[offset, size) after position's, in
+ * order, advancing position (wal[0] is the WAL file's byte at base); *end
+ * is where they stop. A bad record that is not a torn tail, or a commit
+ * out of sequence, is ENGINE_ECORRUPT. */
+static int replay(struct engine_db *db, struct engine_wal_position *position,
+                  const uint8_t *wal, size_t size, size_t offset, uint64_t base,
+                  size_t *end)
 {
-    size_t offset = ENGINE__WAL_HEADER_SIZE;
-
     while (offset < size) {
-        size_t length = record_at(wal, size, offset, storage->generation);
+        size_t length = record_at(wal, size, offset, position->generation);
         const uint8_t *header = wal + offset;
         int rc;
 
         if (length == 0) {
-            if (!is_torn_tail(wal, size, offset, storage->generation)) {
+            if (!is_torn_tail(wal, size, offset, position->generation)) {
                 return ENGINE_ECORRUPT;
             }
             break;
         }
-        if (common_get_u64le(header + 8) != storage->commit_seq + 1) {
+        if (common_get_u64le(header + 8) != position->commit_seq + 1) {
             return ENGINE_ECORRUPT;
         }
         rc = engine__redo_apply(db, header + ENGINE__WAL_RECORD_HEADER_SIZE,
@@ -126,8 +125,9 @@ static int replay(struct engine_db *db, struct engine_storage *storage,
         if (rc != 0) {
             return rc;
         }
-        storage->commit_seq++;
+        position->commit_seq++;
         offset += length;
+        position->wal_size = base + offset;
     }
     *end = offset;
     return 0;
@@ -136,8 +136,8 @@ static int replay(struct engine_db *db, struct engine_storage *storage,
 /* Whether the WAL is to be emptied rather than replayed: it holds no
  * header yet (a crash while it was being reset), or it belongs to the
  * checkpoint before the main file's, whose commits that file holds. */
-static int check_header(const struct engine_storage *storage,
-                        const uint8_t *wal, size_t size, bool *stale)
+static int check_header(uint64_t main_generation, const uint8_t *wal,
+                        size_t size, bool *stale)
 {
     uint64_t generation;
 
@@ -150,14 +150,15 @@ static int check_header(const struct engine_storage *storage,
         return *stale ? 0 : ENGINE_ECORRUPT;
     }
     generation = common_get_u64le(wal + 16);
-    if (generation > storage->generation) {
+    if (generation > main_generation) {
         return ENGINE_ECORRUPT;
     }
-    *stale = generation < storage->generation;
+    *stale = generation < main_generation;
     return 0;
 }
 
-int engine__wal_recover(struct engine_db *db, struct engine_storage *storage)
+int engine__wal_recover(struct engine_db *db, struct engine_storage *storage,
+                        struct engine_wal_position *position)
 {
     uint8_t *wal = NULL;
     size_t size = 0, end = 0;
@@ -165,35 +166,73 @@ int engine__wal_recover(struct engine_db *db, struct engine_storage *storage)
     int rc = engine__io_read_file(storage->wal_path, &wal, &size);
 
     rc = rc ? (rc == COMMON_ENOMEM ? rc : ENGINE_EIO)
-            : check_header(storage, wal, size, &stale);
+            : check_header(position->generation, wal, size, &stale);
+    position->wal_size = ENGINE__WAL_HEADER_SIZE;
     if (rc == 0 && stale) {
-        rc = engine__wal_reset(storage);
+        rc = engine__wal_reset(storage, position->generation);
     } else if (rc == 0) {
-        rc = replay(db, storage, wal, size, &end);
+        rc = replay(db, position, wal, size, ENGINE__WAL_HEADER_SIZE, 0, &end);
         if (rc == 0 && end < size) {
             rc = ftruncate(storage->wal_fd, (off_t)end) != 0
                      ? -errno
                      : engine__io_sync(storage->wal_fd);
             rc = rc ? engine__io_error(rc) : 0;
         }
-        storage->wal_size = end;
     }
     common_free(wal);
     return rc;
 }
 
-/* After a failed append: the record's bytes are cut off again, so the WAL
- * ends at its last whole commit. */
-static void cut_back(struct engine_storage *storage)
+int engine__wal_read(const struct engine_storage *storage, uint64_t from,
+                     uint64_t to, uint8_t **out)
 {
-    if (ftruncate(storage->wal_fd, (off_t)storage->wal_size) != 0 ||
+    size_t size = (size_t)(to - from), done = 0;
+    uint8_t *bytes = common_malloc(size > 0 ? size : 1);
+
+    *out = NULL;
+    if (bytes == NULL) {
+        return COMMON_ENOMEM;
+    }
+    while (done < size) {
+        ssize_t n = pread(storage->wal_fd, bytes + done, size - done,
+                          (off_t)(from + done));
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            common_free(bytes);
+            return n < 0 ? ENGINE_EIO : ENGINE_ECORRUPT;
+        }
+        done += (size_t)n;
+    }
+    *out = bytes;
+    return 0;
+}
+
+int engine__wal_catch_up(struct engine_db *db,
+                         struct engine_wal_position *position,
+                         const uint8_t *records, size_t size)
+{
+    /* The bytes are whole commits published by their writers, so anything
+     * short of applying all of them is damage, not a torn tail. */
+    size_t end = 0;
+    int rc = replay(db, position, records, size, 0, position->wal_size, &end);
+
+    return rc == 0 && end != size ? ENGINE_ECORRUPT : rc;
+}
+
+void engine__wal_cut(struct engine_storage *storage, uint64_t size)
+{
+    if (ftruncate(storage->wal_fd, (off_t)size) != 0 ||
         engine__io_sync(storage->wal_fd) != 0) {
         storage->failed = true;
     }
 }
 
-int engine__wal_append(struct engine_storage *storage, const uint8_t *payload,
-                       size_t size, uint64_t stamp, int synchronous)
+int engine__wal_append(struct engine_storage *storage,
+                       struct engine_wal_position *end, const uint8_t *payload,
+                       size_t size, uint64_t stamp)
 {
     uint8_t header[ENGINE__WAL_RECORD_HEADER_SIZE];
     int rc;
@@ -203,36 +242,26 @@ int engine__wal_append(struct engine_storage *storage, const uint8_t *payload,
     }
     common_put_u32le(header, RECORD_MAGIC);
     common_put_u32le(header + 4, (uint32_t)size);
-    common_put_u64le(header + 8, storage->commit_seq + 1);
+    common_put_u64le(header + 8, end->commit_seq + 1);
     common_put_u64le(header + 16, stamp);
-    common_put_u64le(header + 24, record_checksum(header, payload, size,
-                                                  storage->generation));
+    common_put_u64le(header + 24,
+                     record_checksum(header, payload, size, end->generation));
     rc = engine__io_write(storage->wal_fd, header, sizeof(header),
-                          storage->wal_size);
+                          end->wal_size);
     rc = rc ? rc
             : engine__io_write(storage->wal_fd, payload, size,
-                               storage->wal_size + sizeof(header));
+                               end->wal_size + sizeof(header));
     if (rc != 0) {
-        cut_back(storage);
+        engine__wal_cut(storage, end->wal_size);
         return engine__io_error(rc);
     }
-    if (synchronous != ENGINE__SYNC_OFF) {
-        rc = engine__io_sync(storage->wal_fd);
-        if (rc != 0) {
-            /* fsync failed: which of the record's pages reached the disk is
-             * unknown (and Linux may forget the error), so the record is cut
-             * off and this handle writes no more. */
-            cut_back(storage);
-            storage->failed = true;
-            return ENGINE_EIO;
-        }
-    }
-    storage->wal_size += sizeof(header) + size;
-    storage->commit_seq++;
+    end->wal_size += sizeof(header) + size;
+    end->commit_seq++;
     return 0;
 }
 
 size_t engine__wal_verify(const struct engine_storage *storage,
+                          const struct engine_wal_position *upto,
                           void (*emit)(void *ctx, const char *message),
                           void *ctx)
 {
@@ -241,12 +270,12 @@ size_t engine__wal_verify(const struct engine_storage *storage,
     char message[128];
     int rc = engine__io_read_file(storage->wal_path, &wal, &size);
 
-    if (rc == 0 && (size < storage->wal_size ||
-                    size < ENGINE__WAL_HEADER_SIZE || !header_valid(wal))) {
+    if (rc == 0 && (size < upto->wal_size || size < ENGINE__WAL_HEADER_SIZE ||
+                    !header_valid(wal))) {
         rc = ENGINE_ECORRUPT;
     }
-    while (rc == 0 && offset < storage->wal_size) {
-        size_t length = record_at(wal, size, offset, storage->generation);
+    while (rc == 0 && offset < upto->wal_size) {
+        size_t length = record_at(wal, size, offset, upto->generation);
 
         if (length == 0) {
             snprintf(message, sizeof(message),

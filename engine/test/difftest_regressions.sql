@@ -707,3 +707,55 @@ SELECT a FROM t WHERE abs(n) AND a BETWEEN 2 AND 3;
 SELECT a FROM t WHERE abs(n) AND a = 3;
 UPDATE t SET n = n + 1 WHERE u = 'c';
 DELETE FROM t WHERE a > 2 AND abs(n) > 0;
+
+-- case: rowid lookups while rowids ascend with the slots, and after a row
+-- breaks the order (table_key.c leaves the search for a hash)
+CREATE TABLE t(a INTEGER PRIMARY KEY, b);
+INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (10, 'd'), (12, 'e');
+SELECT b FROM t WHERE a = 10;
+SELECT b FROM t WHERE a = 11;
+DELETE FROM t WHERE a = 12;
+INSERT INTO t VALUES (12, 'f');
+SELECT b FROM t WHERE a = 12;
+INSERT INTO t VALUES (12, 'g');
+BEGIN;
+UPDATE t SET b = 'h' WHERE a = 2;
+UPDATE t SET a = 20 WHERE a = 3;
+SELECT a, b FROM t WHERE a IN (2, 3, 20) ORDER BY a;
+ROLLBACK;
+SELECT a, b FROM t WHERE a IN (2, 3, 20) ORDER BY a;
+INSERT INTO t VALUES (-5, 'i'), (4, 'j');
+SELECT a, b FROM t WHERE a = -5 OR a = 4 OR a = 1 ORDER BY a;
+INSERT INTO t(b) VALUES ('k');
+SELECT a, b FROM t WHERE a = 13;
+SELECT count(*) FROM t WHERE a > 3;
+
+-- case: zone maps skip a block only when no row of it passes (zone.h)
+CREATE TABLE t(a INTEGER, b REAL, c, d TEXT, e NUMERIC);
+INSERT INTO t VALUES (9007199254740992, -0.0, '5', 1, '1e3'), (1, 9007199254740993, x'01', NULL, -9223372036854775808), (NULL, 1e308, 2.5, 'x', NULL);
+SELECT rowid FROM t WHERE a = 9007199254740993;
+SELECT rowid FROM t WHERE a = 9007199254740992.0 OR a = 9007199254740993.0;
+SELECT rowid FROM t WHERE a >= 9007199254740993.0;
+SELECT rowid FROM t WHERE b = 9007199254740992;
+SELECT rowid FROM t WHERE b > 9007199254740992 AND b < 1e308;
+SELECT rowid FROM t WHERE b = 0 AND b <= -0.0;
+SELECT rowid FROM t WHERE a < '10' AND '0' < a;
+SELECT rowid FROM t WHERE a > 'abc' OR a < x'00';
+SELECT rowid FROM t WHERE c > 4;
+SELECT rowid FROM t WHERE c = '5';
+SELECT rowid FROM t WHERE c < CAST(3 AS TEXT);
+SELECT rowid FROM t WHERE d < 5;
+SELECT rowid FROM t WHERE e = '1000' AND e BETWEEN 999.5 AND '1000.5';
+SELECT rowid FROM t WHERE a IS NULL;
+SELECT rowid FROM t WHERE a IS 1;
+SELECT rowid FROM t WHERE a = NULL;
+SELECT rowid FROM t WHERE e > 1e308 AND abs(e) >= 0;
+SELECT rowid FROM t WHERE abs(e) >= 0 AND e > 1e308;
+UPDATE t SET a = 'x' WHERE rowid = 2;
+SELECT rowid FROM t WHERE a > 100;
+BEGIN;
+UPDATE t SET a = 5000 WHERE a < 10;
+SELECT rowid, a FROM t WHERE a > 100;
+DELETE FROM t WHERE a > 100 AND b < 1;
+ROLLBACK;
+SELECT rowid, a FROM t WHERE a > 100 AND a < 9007199254740992.5;

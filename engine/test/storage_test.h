@@ -65,6 +65,19 @@ static inline void storage_exec(struct engine_db *db, const char *sql)
     }
 }
 
+/* PRAGMA integrity_check answers one row, "ok". */
+static inline void assert_integrity_ok(struct engine_db *db)
+{
+    struct engine_stmt *stmt = NULL;
+
+    assert_int_equal(
+        engine_prepare(db, "PRAGMA integrity_check", -1, &stmt, NULL), 0);
+    assert_int_equal(engine_step(stmt), ENGINE_ROW);
+    assert_string_equal(engine_column_text(stmt, 0), "ok");
+    assert_int_equal(engine_step(stmt), ENGINE_DONE);
+    engine_finalize(stmt);
+}
+
 /* Appends the rows of one query, each value as "type:text". */
 static inline void dump_query(struct engine_db *db, const char *sql,
                               struct common_buf *out)
