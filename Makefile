@@ -71,7 +71,8 @@ fuzz:
 	for target in fuzz_parse fuzz_engine fuzz_storage; do \
 		seeds=engine/test/fuzz_seeds; \
 		if [ $$target = fuzz_storage ]; then \
-			seeds=$(FUZZ_DIR)/seeds-fuzz_storage; \
+			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \
+				engine/test/fuzz_regressions/storage"; \
 		fi; \
 		mkdir -p $(FUZZ_DIR)/corpus-$$target && \
 		$(FUZZ_DIR)/bin/$$target -max_total_time=$(FUZZ_SECONDS) \

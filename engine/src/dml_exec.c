@@ -172,8 +172,10 @@ static int insert_rows(struct dml_run *run, const struct engine_value *rows,
         int rc;
 
         engine__arena_reset(&run->row_arena);
-        rc =
-            build_insert_row(run, &rows[r * width], values, &has_rowid, &rowid);
+        /* DEFAULT VALUES names no column: rows is NULL then, and no
+         * pointer is formed from it. */
+        rc = build_insert_row(run, width > 0 ? &rows[r * width] : NULL, values,
+                              &has_rowid, &rowid);
         if (rc == 0) {
             rc = engine__dml_insert_row(run, values, has_rowid, rowid);
         }

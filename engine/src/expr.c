@@ -1179,6 +1179,38 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
     return rc;
 }
 
+int engine__expr_eval_constant(struct engine_expr *expr,
+                               struct engine_exec *exec,
+                               struct engine_arena *arena,
+                               struct engine_value *out)
+{
+    struct engine_batch one = {.count = 1, .selected = 1};
+    struct engine_eval eval = {.exec = exec, .arena = arena};
+    const struct engine_vector *result;
+    int rc = engine__expr_eval(expr, &eval, &one, &result);
+
+    if (rc == 0) {
+        *out = engine__vector_get(result, 0);
+    }
+    return rc;
+}
+
+enum engine_compare_op engine__compare_commuted(enum engine_compare_op op)
+{
+    switch (op) {
+    case ENGINE_COMPARE_LT:
+        return ENGINE_COMPARE_GT;
+    case ENGINE_COMPARE_LE:
+        return ENGINE_COMPARE_GE;
+    case ENGINE_COMPARE_GT:
+        return ENGINE_COMPARE_LT;
+    case ENGINE_COMPARE_GE:
+        return ENGINE_COMPARE_LE;
+    default:
+        return op;
+    }
+}
+
 void engine__expr_close(struct engine_expr *expr)
 {
     engine__vector_close(&expr->result);

@@ -134,6 +134,17 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
                       const struct engine_batch *batch,
                       const struct engine_vector **out);
 
+/* The value of expr, which reads no column (a literal, a parameter, an
+ * expression of them), computed on no row; its bytes in arena. 0, or an
+ * error with the message in the statement. */
+int engine__expr_eval_constant(struct engine_expr *expr,
+                               struct engine_exec *exec,
+                               struct engine_arena *arena,
+                               struct engine_value *out);
+
+/* op with its operands swapped: "5 < x" is "x > 5". */
+enum engine_compare_op engine__compare_commuted(enum engine_compare_op op);
+
 /* Marks expr as a condition SQLite codes with jumps (WHERE, HAVING, ON,
  * FILTER, CASE WHEN: sqlite3ExprIfFalse with SQLITE_JUMPIFNULL): its
  * AND/OR, also under NOT and IS [NOT] TRUE|FALSE, skip their right

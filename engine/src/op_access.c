@@ -49,21 +49,6 @@ void engine__access_close(struct engine_access_run *run)
     memset(run, 0, sizeof(*run));
 }
 
-/* expr's value on no row (it reads no column); bytes in arena. */
-static int eval_value(struct engine_expr *expr, struct engine_exec *exec,
-                      struct engine_arena *arena, struct engine_value *out)
-{
-    struct engine_batch one = {.count = 1, .selected = 1};
-    struct engine_eval eval = {.exec = exec, .arena = arena};
-    const struct engine_vector *result;
-    int rc = engine__expr_eval(expr, &eval, &one, &result);
-
-    if (rc == 0) {
-        *out = engine__vector_get(result, 0);
-    }
-    return rc;
-}
-
 static int add_found(struct engine_access_run *run, size_t slot)
 {
     struct engine_slot_list *found = &run->found;
@@ -114,7 +99,8 @@ static int eval_key(const struct engine_access *access,
 
     *stop = false;
     for (size_t i = 0; i < access->value_count; i++) {
-        int rc = eval_value(access->values[i].expr, exec, arena, &values[i]);
+        int rc = engine__expr_eval_constant(access->values[i].expr, exec, arena,
+                                            &values[i]);
 
         if (rc != 0) {
             return rc;
@@ -296,7 +282,7 @@ static int range_start(const struct engine_access *access,
     if (start == NULL) {
         return 0;
     }
-    rc = eval_value(start, exec, arena, &v);
+    rc = engine__expr_eval_constant(start, exec, arena, &v);
     if (rc == 0) {
         rc = range_bound(v, !reverse, inclusive, arena, &at, &bound);
     }
@@ -325,7 +311,7 @@ static int range_stop(const struct engine_access *access,
 
     run->has_stop = true;
     if (end != NULL) {
-        rc = eval_value(end, exec, arena, &v);
+        rc = engine__expr_eval_constant(end, exec, arena, &v);
     }
     if (rc == 0 && end != NULL) {
         rc = range_bound(v, reverse, inclusive, arena, &run->stop, &bound);
@@ -407,7 +393,8 @@ static int start(const struct engine_access *access,
         satisfy(access, true);
         return range_start(access, run, table, exec, arena, reverse, cursor);
     case ENGINE_ACCESS_ROWID:
-        rc = eval_value(access->values[0].expr, exec, arena, &v);
+        rc =
+            engine__expr_eval_constant(access->values[0].expr, exec, arena, &v);
         if (rc == 0 && v.type != ENGINE_NULL) {
             rc = find_rowid(run, table, v, arena);
         }

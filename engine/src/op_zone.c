@@ -44,23 +44,6 @@ static enum engine_zone_test compare_test(enum engine_compare_op op)
     }
 }
 
-/* op with its operands swapped: "5 < x" is "x > 5". */
-static enum engine_compare_op commuted(enum engine_compare_op op)
-{
-    switch (op) {
-    case ENGINE_COMPARE_LT:
-        return ENGINE_COMPARE_GT;
-    case ENGINE_COMPARE_LE:
-        return ENGINE_COMPARE_GE;
-    case ENGINE_COMPARE_GT:
-        return ENGINE_COMPARE_LT;
-    case ENGINE_COMPARE_GE:
-        return ENGINE_COMPARE_LE;
-    default:
-        return op;
-    }
-}
-
 static bool is_number(const struct engine_value *v)
 {
     return v->type == ENGINE_INTEGER ||
@@ -91,21 +74,6 @@ static void classify(enum engine_compare_op op,
     }
 }
 
-/* expr's value on no row (it reads no column); bytes in arena. */
-static int eval_value(struct engine_expr *expr, struct engine_exec *exec,
-                      struct engine_arena *arena, struct engine_value *out)
-{
-    struct engine_batch one = {.count = 1, .selected = 1};
-    struct engine_eval eval = {.exec = exec, .arena = arena};
-    const struct engine_vector *result;
-    int rc = engine__expr_eval(expr, &eval, &one, &result);
-
-    if (rc == 0) {
-        *out = engine__vector_get(result, 0);
-    }
-    return rc;
-}
-
 static int make_check(const struct engine_zone_term *term,
                       struct engine_exec *exec, struct engine_arena *arena,
                       struct engine_zone_check *out)
@@ -122,7 +90,8 @@ static int make_check(const struct engine_zone_term *term,
                                                     : ENGINE_ZONE_NOT_NULL;
         return 0;
     }
-    rc = eval_value(expr->args[1 - term->column_arg], exec, arena, &value);
+    rc = engine__expr_eval_constant(expr->args[1 - term->column_arg], exec,
+                                    arena, &value);
     if (rc != 0) {
         return rc;
     }
@@ -132,7 +101,8 @@ static int make_check(const struct engine_zone_term *term,
     if (rc != 0) {
         return engine__error(exec, rc, "out of memory");
     }
-    op = term->column_arg == 0 ? expr->u.compare : commuted(expr->u.compare);
+    op = term->column_arg == 0 ? expr->u.compare
+                               : engine__compare_commuted(expr->u.compare);
     classify(op, &column, value, out);
     return 0;
 }

@@ -111,22 +111,6 @@ static bool table_column(const struct ast_expr *ast,
     return expr->u.column < table->column_count;
 }
 
-static enum engine_compare_op commuted(enum engine_compare_op op)
-{
-    switch (op) {
-    case ENGINE_COMPARE_LT:
-        return ENGINE_COMPARE_GT;
-    case ENGINE_COMPARE_LE:
-        return ENGINE_COMPARE_GE;
-    case ENGINE_COMPARE_GT:
-        return ENGINE_COMPARE_LT;
-    case ENGINE_COMPARE_GE:
-        return ENGINE_COMPARE_LE;
-    default:
-        return op;
-    }
-}
-
 static void add(struct usables *u, size_t column, enum engine_compare_op op,
                 struct engine_expr *value, struct engine_expr *compare)
 {
@@ -158,7 +142,7 @@ static void add_comparison(struct usables *u, const struct term *t,
     } else if (table_column(ast->u.binary.right, e->args[1], table,
                             rowid_column, &column) &&
                table_free(e->args[0])) {
-        add(u, column, commuted(op), e->args[0], e);
+        add(u, column, engine__compare_commuted(op), e->args[0], e);
     }
 }
 

@@ -99,16 +99,17 @@ static int storage_new(const char *path, struct engine_storage **out)
     return lock_wal(storage);
 }
 
-/* Whether the WAL holds no bytes. A WAL with bytes exists only beside a
- * main file the engine installed (a new database's main file is renamed
- * into place before its WAL gets a header), so a main file of 0 bytes is
- * a new database only beside an empty WAL; beside any other it is damage,
- * and creating over it would empty the WAL's commits. */
-static bool wal_is_empty(const struct engine_storage *storage)
+/* Whether the WAL has any bytes. It gets its header only after a new
+ * database's main file is renamed into place, and a checkpoint leaves the
+ * header beside a main file holding everything, so a main file that is
+ * missing or empty is a new database only beside an empty WAL; beside any
+ * other it is damage, and creating over it would lose the database: the
+ * open fails and loses nothing. */
+static bool wal_has_bytes(const struct engine_storage *storage)
 {
     struct stat st;
 
-    return fstat(storage->wal_fd, &st) == 0 && st.st_size == 0;
+    return fstat(storage->wal_fd, &st) != 0 || st.st_size > 0;
 }
 
 /* Loads the main file, or creates it (generation 1, no tables) with an
@@ -119,7 +120,9 @@ static int load_or_create(struct engine_db *db, struct engine_storage *storage)
     size_t size = 0;
     int rc = engine__io_read_file(storage->path, &bytes, &size);
 
-    if (rc == -ENOENT || (rc == 0 && size == 0 && wal_is_empty(storage))) {
+    if ((rc == -ENOENT || (rc == 0 && size == 0)) && wal_has_bytes(storage)) {
+        rc = rc == -ENOENT ? ENGINE_ECORRUPT : ENGINE_ENOTADB;
+    } else if (rc == -ENOENT || (rc == 0 && size == 0)) {
         db->seen = (struct engine_wal_position){
             .generation = 1, .wal_size = ENGINE__WAL_HEADER_SIZE};
         rc = engine__dbfile_write(db, storage, &db->seen, &size);

@@ -11,8 +11,8 @@
  * transaction's redo log (redo.c) next to its undo record; commit appends
  * the redo log to the WAL as one record and syncs it as PRAGMA synchronous
  * says before it returns; opening loads the main file and replays the WAL.
- * A database opened as ":memory:" (or NULL) has no files and keeps only the
- * undo log.
+ * A database opened as ":memory:" (or NULL) has no files; it keeps a redo
+ * log only while a commit hook wants to read it (capture.c).
  */
 #ifndef SINEW_ENGINE_STORAGE_H
 #define SINEW_ENGINE_STORAGE_H

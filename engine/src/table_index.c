@@ -247,7 +247,13 @@ static void index_remove(const struct engine_table *table,
         return;
     }
     i = find_bucket(table, index, values);
-    ASSERT(index->buckets[i] != BUCKET_EMPTY);
+    if (index->buckets[i] == BUCKET_EMPTY) {
+        /* The row is linked but its key has no bucket: the index was read
+         * damaged from a file (checksums cannot tell a crafted one). The
+         * row stays linked, deleted, which no lookup returns; PRAGMA
+         * integrity_check reports the index. */
+        return;
+    }
     head = index->buckets[i] - 1;
     next = index->next[s];
     prev = index->prev[s];
@@ -330,7 +336,11 @@ static int collect_chain(const struct engine_table *table,
     size_t first = out->count;
 
     *sorted = true;
-    for (uint32_t s = (uint32_t)head; s != LINK_NONE; s = index->next[s]) {
+    /* No chain is longer than the table: a damaged index (read from a
+     * file) may loop, and must not hang a lookup. */
+    for (uint32_t s = (uint32_t)head;
+         s != LINK_NONE && out->count - first < table->slot_count;
+         s = index->next[s]) {
         if (out->count == out->capacity) {
             size_t grown = out->capacity ? out->capacity * 2 : 16;
             uint32_t *more =
@@ -493,7 +503,9 @@ static int link_chains(const struct engine_table *table,
     uint32_t *tail = common_malloc_array(rows + 1, sizeof(*tail));
     int rc = is_head == NULL || tail == NULL ? COMMON_ENOMEM : 0;
 
-    memset(index->prev, 0xff, index->link_capacity * sizeof(*index->prev));
+    if (index->link_capacity > 0) {
+        memset(index->prev, 0xff, index->link_capacity * sizeof(*index->prev));
+    }
     index->keys = index->used = 0;
     for (size_t s = 0; rc == 0 && s < rows; s++) {
         uint32_t next = index->next[s];
@@ -566,7 +578,9 @@ int engine__table_index_adopt(struct engine_table *table, size_t position,
     if (rc != 0) {
         return rc;
     }
-    memcpy(index->next, next, table->slot_count * sizeof(*next));
+    if (table->slot_count > 0) { /* an empty table has no links yet */
+        memcpy(index->next, next, table->slot_count * sizeof(*next));
+    }
     common_free(index->buckets);
     index->buckets = buckets;
     index->bucket_count = bucket_count;

@@ -468,6 +468,27 @@ static void storage_damage_is_refused(void **state)
     scratch_dir_remove(&dir);
 }
 
+/* A deleted main file beside its WAL is not a new database: the open
+ * fails and the WAL, which may hold the only copy of commits, stays. */
+static void storage_missing_main_file_is_refused(void **state)
+{
+    struct scratch_dir dir;
+    struct engine_db *db, *other = NULL;
+    off_t wal_size;
+
+    (void)state;
+    scratch_dir_make(&dir);
+    db = storage_open(dir.db);
+    storage_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)");
+    engine_close(db);
+    wal_size = file_size(dir.wal);
+    assert_int_equal(unlink(dir.db), 0);
+    assert_int_equal(engine_open(dir.db, &other), ENGINE_ECORRUPT);
+    assert_null(other);
+    assert_int_equal(file_size(dir.wal), wal_size);
+    scratch_dir_remove(&dir);
+}
+
 /* The open code another process gets for path. */
 static int open_in_child(const char *path)
 {
@@ -637,6 +658,7 @@ int main(void)
         cmocka_unit_test(storage_torn_tail_is_cut),
         cmocka_unit_test(storage_damage_is_refused),
         cmocka_unit_test(storage_other_process_is_locked_out),
+        cmocka_unit_test(storage_missing_main_file_is_refused),
         cmocka_unit_test(storage_failed_write_loses_nothing),
         cmocka_unit_test(storage_open_survives_allocation_failures),
     };

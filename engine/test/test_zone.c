@@ -17,6 +17,7 @@
  * many tables, 2 by default).
  */
 #include "sqlite_pair.h"
+#include "storage_test.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -441,40 +442,26 @@ static void zone_follows_changes(void **state)
     pair_close(&p);
 }
 
-static void remove_files(const char *path)
-{
-    char name[512];
-
-    unlink(path);
-    snprintf(name, sizeof(name), "%s-wal", path);
-    unlink(name);
-    snprintf(name, sizeof(name), "%s-tmp", path);
-    unlink(name);
-}
-
 /* A table loaded from the main file gets its zones too. */
 static void zone_after_load(void **state)
 {
-    char dir[] = "/tmp/sinew-zone-XXXXXX";
-    char path[512];
+    struct scratch_dir dir;
     struct pair p;
     uint64_t before;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/db", dir);
+    scratch_dir_make(&dir);
     assert_int_equal(sqlite3_open(":memory:", &p.oracle), SQLITE_OK);
-    assert_int_equal(engine_open(path, &p.db), 0);
+    assert_int_equal(engine_open(dir.db, &p.db), 0);
     make_time_table(&p, 2 * BLOCK + 100);
     exec_both(&p, "VACUUM");
     engine_close(p.db);
-    assert_int_equal(engine_open(path, &p.db), 0);
+    assert_int_equal(engine_open(dir.db, &p.db), 0);
     before = engine__zone_skips(p.db, "t");
     same(&p, "SELECT rowid, ts, v FROM t WHERE ts >= 131072", NULL, 0);
     assert_int_equal(engine__zone_skips(p.db, "t") - before, 2);
     pair_close(&p);
-    remove_files(path);
-    rmdir(dir);
+    scratch_dir_remove(&dir);
 }
 
 /* Out of memory anywhere in zone upkeep or a zoned scan: an error, no
