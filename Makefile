@@ -10,9 +10,11 @@
 #   make tsan       the tests that run threads under ThreadSanitizer
 #   make format     format every C source with the checked-in .clang-format
 #   make fuzz       the libFuzzer targets (parser, engine, file and WAL
-#                   readers), each for FUZZ_SECONDS (clang)
+#                   readers, transport session), each for FUZZ_SECONDS
+#                   (clang)
 #   make bench      the benchmarks against their peers (bench/README.md);
-#                   BENCH_ARGS passes options to them
+#                   BENCH_ARGS passes options to bench_storage,
+#                   TRANSPORT_BENCH_ARGS to bench_transport
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -26,6 +28,7 @@ FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
 BENCH_DIR ?= build-bench
 BENCH_ARGS ?=
+TRANSPORT_BENCH_ARGS ?=
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
@@ -65,11 +68,14 @@ fuzz:
 	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
 	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
-		fuzz_storage_seeds -j $(JOBS)
+		fuzz_storage_seeds fuzz_frame -j $(JOBS)
 	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
 	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
-	for target in fuzz_parse fuzz_engine fuzz_storage; do \
+	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame; do \
 		seeds=engine/test/fuzz_seeds; \
+		if [ $$target = fuzz_frame ]; then \
+			seeds=transport/test/fuzz_seeds; \
+		fi; \
 		if [ $$target = fuzz_storage ]; then \
 			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \
 				engine/test/fuzz_regressions/storage"; \
@@ -83,8 +89,10 @@ fuzz:
 bench:
 	scripts/setup.sh
 	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
-	cmake --build $(BENCH_DIR) --target bench_storage -j $(JOBS)
+	cmake --build $(BENCH_DIR) --target bench_storage bench_transport \
+		-j $(JOBS)
 	$(BENCH_DIR)/bin/bench_storage $(BENCH_ARGS)
+	$(BENCH_DIR)/bin/bench_transport $(TRANSPORT_BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix
