@@ -309,6 +309,18 @@ size_t common_varint_encode(uint64_t value, uint8_t *out);
 int common_varint_decode(const uint8_t *data, size_t size, uint64_t *value,
                          size_t *consumed);
 
+/* The value of the hexadecimal digit c (0-9, a-f, A-F), or -1. */
+static inline int common_hex_value(int c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
+        return (c | 0x20) - 'a' + 10;
+    }
+    return -1;
+}
+
 static inline uint64_t common_zigzag_encode(int64_t v)
 {
     return ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);

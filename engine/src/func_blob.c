@@ -54,20 +54,6 @@ ENGINE__FUNC_SCALAR(hex)
     return 0;
 }
 
-static int hex_value(uint8_t c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* True if the character c is one of pass[0..pass_size). */
 static bool pass_has(const uint8_t *pass, size_t pass_size, uint32_t c)
 {
@@ -88,7 +74,7 @@ static int64_t unhex_decode(const uint8_t *hex, const uint8_t *end,
     int64_t count = 0;
 
     while (hex < end) {
-        int high = hex_value(*hex), low;
+        int high = common_hex_value(*hex), low;
         if (high < 0) {
             uint32_t c = engine__func_utf8_read(&hex, end);
             if (!pass_has(pass, pass_size, c)) {
@@ -97,7 +83,7 @@ static int64_t unhex_decode(const uint8_t *hex, const uint8_t *end,
             continue;
         }
         hex++;
-        low = hex < end ? hex_value(*hex) : -1;
+        low = hex < end ? common_hex_value(*hex) : -1;
         if (low < 0) {
             return -1;
         }

@@ -42,17 +42,6 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-static int hex_digit(char c)
-{
-    if (is_digit(c)) {
-        return c - '0';
-    }
-    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
-        return (c | 0x20) - 'a' + 10;
-    }
-    return -1;
-}
-
 /* sqlite3GetInt32's hexadecimal branch: z after "0x". */
 static bool get_hex32(const char *z, int32_t *out)
 {
@@ -62,10 +51,10 @@ static bool get_hex32(const char *z, int32_t *out)
     while (z[0] == '0') {
         z++;
     }
-    for (i = 0; i < 8 && hex_digit(z[i]) >= 0; i++) {
-        u = u * 16 + (uint32_t)hex_digit(z[i]);
+    for (i = 0; i < 8 && common_hex_value(z[i]) >= 0; i++) {
+        u = u * 16 + (uint32_t)common_hex_value(z[i]);
     }
-    if ((u & 0x80000000u) != 0 || hex_digit(z[i]) >= 0) {
+    if ((u & 0x80000000u) != 0 || common_hex_value(z[i]) >= 0) {
         return false;
     }
     *out = (int32_t)u;
@@ -85,7 +74,7 @@ static bool get_int32(const char *z, int32_t *out)
     } else if (z[0] == '+') {
         z++;
     } else if (z[0] == '0' && (z[1] == 'x' || z[1] == 'X') &&
-               hex_digit(z[2]) >= 0) {
+               common_hex_value(z[2]) >= 0) {
         return get_hex32(z + 2, out);
     }
     if (!is_digit(z[0])) {

@@ -658,14 +658,6 @@ char *engine__token_unquote(struct engine_arena *arena, const char *text,
     return copy;
 }
 
-static unsigned hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9') {
-        return (unsigned)(c - '0');
-    }
-    return (unsigned)((c | 0x20) - 'a' + 10);
-}
-
 int engine__token_blob(struct engine_arena *arena, const char *text,
                        size_t size, struct engine_value *out)
 {
@@ -683,7 +675,8 @@ int engine__token_blob(struct engine_arena *arena, const char *text,
         unsigned char hi = (unsigned char)text[2 + 2 * i];
         unsigned char lo = (unsigned char)text[3 + 2 * i];
 
-        bytes[i] = (uint8_t)((hex_value(hi) << 4) | hex_value(lo));
+        bytes[i] = (uint8_t)(((unsigned)common_hex_value(hi) << 4) |
+                             (unsigned)common_hex_value(lo));
     }
     *out = engine__value_blob(bytes, count);
     return 0;
@@ -708,7 +701,7 @@ static enum token_integer hex_integer(const char *text, size_t size,
         return TOKEN_INTEGER_HEX_TOO_BIG;
     }
     for (; i < size; i++) {
-        u = (u << 4) | hex_value((unsigned char)text[i]);
+        u = (u << 4) | (unsigned)common_hex_value((unsigned char)text[i]);
     }
     /* Two's complement, as SQLite's memcpy of the u64 into an i64. */
     *out = u > (uint64_t)INT64_MAX ? -(int64_t)(~u) - 1 : (int64_t)u;

@@ -62,20 +62,6 @@ static void hex_encode(const uint8_t *bytes, size_t size, char *out)
     out[2 * size] = '\0';
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Exactly 2 * size hex digits at text into out; TRANSPORT_EKEYFILE
  * otherwise (out may then hold part of the value). */
 static int hex_decode(const char *text, size_t length, uint8_t *out,
@@ -85,8 +71,8 @@ static int hex_decode(const char *text, size_t length, uint8_t *out,
         return TRANSPORT_EKEYFILE;
     }
     for (size_t i = 0; i < size; i++) {
-        int high = hex_digit(text[2 * i]);
-        int low = hex_digit(text[2 * i + 1]);
+        int high = common_hex_value(text[2 * i]);
+        int low = common_hex_value(text[2 * i + 1]);
 
         if (high < 0 || low < 0) {
             return TRANSPORT_EKEYFILE;
