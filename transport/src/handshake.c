@@ -237,6 +237,7 @@ int transport__handshake_hello(struct transport__session *session,
     memcpy(session->hello, bytes, SESSION_HELLO_SIZE);
     memcpy(session->peer.key, peer_ephemeral + SESSION_DH_BYTES,
            sizeof(session->peer.key));
+    session->has_claim = true;
     if (!is_listed(session->config.admission, &session->peer)) {
         return TRANSPORT_EAUTH;
     }
@@ -352,6 +353,7 @@ int transport__handshake_plain_hello(struct transport__session *session,
     }
     memcpy(session->peer.key, bytes + SESSION_MAGIC_SIZE + 1,
            sizeof(session->peer.key));
+    session->has_claim = true;
     if (session->config.initiator) {
         if (!transport_node_id_equal(&session->peer,
                                      session->config.expected_peer)) {

@@ -279,6 +279,12 @@ transport__session_peer(const struct transport__session *session)
     return session->has_peer ? &session->peer : NULL;
 }
 
+const struct transport_node_id *
+transport__session_claimed_peer(const struct transport__session *session)
+{
+    return session->has_peer || session->has_claim ? &session->peer : NULL;
+}
+
 int transport__session_seal(struct transport__session *session, uint16_t type,
                             const void *bytes, size_t size,
                             struct common_buf *out)

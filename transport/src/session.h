@@ -68,6 +68,12 @@ bool transport__session_established(const struct transport__session *session);
 const struct transport_node_id *
 transport__session_peer(const struct transport__session *session);
 
+/* The identity the peer has claimed so far, proven or not (the acceptor
+ * reads it from the initiator's hello): for logging a refusal only; NULL
+ * when nothing was claimed yet. */
+const struct transport_node_id *
+transport__session_claimed_peer(const struct transport__session *session);
+
 /* Appends one message as a frame to out; established only. 0, or
  * TRANSPORT_ETOOBIG, COMMON_ENOMEM. */
 int transport__session_seal(struct transport__session *session, uint16_t type,

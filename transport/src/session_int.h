@@ -127,6 +127,7 @@ struct transport__session {
     int failure;                   /* the code FAILED returns; 0 before */
     struct transport_node_id peer; /* the peer's id (claimed until has_peer) */
     bool has_peer;                 /* peer proven: ESTABLISHED was reached */
+    bool has_claim;                /* peer holds what the peer claimed */
     /* The handshake's secrets (wiped once established or failed). */
     uint8_t ephemeral_public[SESSION_DH_BYTES];
     uint8_t ephemeral_secret[SESSION_DH_BYTES];

@@ -252,6 +252,7 @@ static void id_text(const struct transport_node_id *id, char *out)
 static void conn_refuse(struct transport__tcp_conn *conn, int rc)
 {
     char proven[TRANSPORT_NODE_ID_TEXT_SIZE];
+    char claimed[TRANSPORT_NODE_ID_TEXT_SIZE];
     char expected[TRANSPORT_NODE_ID_TEXT_SIZE];
     int level = rc == COMMON_ENOMEM ? COMMON_LOG_ERROR : COMMON_LOG_WARN;
 
@@ -259,13 +260,17 @@ static void conn_refuse(struct transport__tcp_conn *conn, int rc)
         id_text(conn->session != NULL ? transport__session_peer(conn->session)
                                       : NULL,
                 proven);
+        id_text(conn->session != NULL
+                    ? transport__session_claimed_peer(conn->session)
+                    : NULL,
+                claimed);
         id_text(conn->is_outbound && conn->peer != NULL ? &conn->peer->id
                                                         : NULL,
                 expected);
         LOGF(conn->tcp->config.log, level,
-             "connection refused address=%s peer=%s expected=%s dialed=%s "
-             "reason=%s",
-             conn->address, proven, expected,
+             "connection refused address=%s peer=%s claimed=%s expected=%s "
+             "dialed=%s reason=%s",
+             conn->address, proven, claimed, expected,
              conn->is_outbound ? "here" : "there", transport_strerror(rc));
     }
     conn->is_refused_dial = conn->is_outbound && !conn->is_established &&

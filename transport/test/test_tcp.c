@@ -875,6 +875,15 @@ static void tcp_stranger_refused(void **state)
     assert_true(run_until(&world, logged_refusal, &acceptor));
     assert_true(node_logged(&world.nodes[0], "address=127.0.0.1:"));
     assert_true(node_logged(&world.nodes[0], "peer failed authentication"));
+    /* The stranger's claimed (unproven) identity is in the line. */
+    {
+        char claimed[TRANSPORT_NODE_ID_TEXT_SIZE + 16];
+        char id[TRANSPORT_NODE_ID_TEXT_SIZE];
+
+        transport_node_id_format(&world.nodes[2].identity.id, id);
+        snprintf(claimed, sizeof(claimed), "claimed=%s", id);
+        assert_true(node_logged(&world.nodes[0], claimed));
+    }
     expect_never_connected(&world);
     world_close(&world);
 }
