@@ -68,13 +68,17 @@ fuzz:
 	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
 	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
-		fuzz_storage_seeds fuzz_frame -j $(JOBS)
+		fuzz_storage_seeds fuzz_frame fuzz_changeset -j $(JOBS)
 	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
 	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
-	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame; do \
+	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame \
+		fuzz_changeset; do \
 		seeds=engine/test/fuzz_seeds; \
 		if [ $$target = fuzz_frame ]; then \
 			seeds=transport/test/fuzz_seeds; \
+		fi; \
+		if [ $$target = fuzz_changeset ]; then \
+			seeds=replication/test/fuzz_seeds; \
 		fi; \
 		if [ $$target = fuzz_storage ]; then \
 			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \

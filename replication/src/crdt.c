@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * crdt.c: the crdt state's life (open, close, site id) and the delivery
+ * rules around the merge (crdt.h): a change set is applied once, in
+ * per-origin version order, and only when its stamp is within the maximum
+ * clock offset (crdt.md §3.2, §6.4, §6.6; the HLC receive rule and its
+ * offset guard are hlc_update()'s, Kulkarni et al. 2014).
+ *
+ * Change sets that cannot be applied yet are held in memory, as owned
+ * copies: those after a gap in their origin's versions until the gap is
+ * filled, those stamped too far ahead until the physical clock catches up.
+ * Every successful apply, and replication__crdt_retry(), retries them until
+ * no more progress is made.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "crdt_int.h"
+#include "replication.h"
+
+enum outcome { APPLIED, COVERED, WAITING, DEFERRED };
+
+static int system_random(void *ctx, uint8_t *out, size_t size)
+{
+    ssize_t got;
+
+    (void)ctx;
+    while (size > 0) {
+        got = getrandom(out, size, 0);
+        if (got < 0) {
+            return -errno;
+        }
+        out += got;
+        size -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Reads the site id, or makes and stores one. */
+static int load_site(struct replication__crdt *crdt,
+                     const struct replication__crdt_config *config)
+{
+    struct engine_stmt *stmt = NULL;
+    int rc;
+
+    rc = engine_prepare(crdt->db,
+                        "SELECT value FROM sinew_crdt_meta WHERE name = 'site'",
+                        -1, &stmt, NULL);
+    if (rc == 0) {
+        rc = engine_step(stmt);
+    }
+    if (rc == ENGINE_ROW &&
+        engine_column_bytes(stmt, 0) == REPLICATION__SITE_ID_BYTES) {
+        memcpy(crdt->site, engine_column_blob(stmt, 0), sizeof(crdt->site));
+        engine_finalize(stmt);
+        return 0;
+    }
+    engine_finalize(stmt);
+    if (rc != ENGINE_DONE) {
+        return rc < 0 ? rc : COMMON_ECORRUPT;
+    }
+    rc = config->random_bytes
+             ? config->random_bytes(config->random_ctx, crdt->site,
+                                    sizeof(crdt->site))
+             : system_random(NULL, crdt->site, sizeof(crdt->site));
+    if (rc == 0) {
+        rc = engine_prepare(crdt->db,
+                            "INSERT INTO sinew_crdt_meta VALUES ('site', ?1)",
+                            -1, &stmt, NULL);
+    }
+    if (rc == 0) {
+        rc = engine_bind_blob(stmt, 1, crdt->site, sizeof(crdt->site));
+        rc = rc == 0 ? replication__crdt_step_done(crdt, stmt) : rc;
+        engine_finalize(stmt);
+    }
+    return rc;
+}
+
+int replication__crdt_open(const struct replication__crdt_config *config,
+                           struct replication__crdt **out)
+{
+    struct replication__crdt *crdt;
+    uint64_t high_water = 0;
+    int rc;
+
+    ASSERT(config != NULL);
+    ASSERT(config->db != NULL);
+    ASSERT(config->clock != NULL);
+    crdt = common_calloc(1, sizeof(*crdt));
+    if (crdt == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->db = config->db;
+    crdt->clock = config->clock;
+    crdt->log = config->log;
+    rc = replication__crdt_store_create(crdt->db);
+    if (rc == 0) {
+        rc = load_site(crdt, config);
+    }
+    if (rc == 0) {
+        rc = replication__crdt_meta_get(crdt, "hlc", &high_water);
+    }
+    replication__crdt_stmts_close(crdt);
+    if (rc == 0) {
+        hlc_restore(crdt->clock, high_water);
+        rc = engine_commit_hook_set(crdt->db, replication__crdt_capture_hook,
+                                    crdt);
+    }
+    if (rc != 0) {
+        common_free(crdt);
+        return rc;
+    }
+    *out = crdt;
+    return 0;
+}
+
+void replication__crdt_close(struct replication__crdt *crdt)
+{
+    size_t i;
+
+    if (crdt == NULL) {
+        return;
+    }
+    (void)engine_commit_hook_set(crdt->db, NULL, NULL);
+    replication__crdt_stmts_close(crdt);
+    for (i = 0; i < crdt->held_count; i++) {
+        replication__crdt_changeset_free(crdt->held[i]);
+    }
+    common_free(crdt->held);
+    common_free(crdt->held_deferred);
+    common_free(crdt);
+}
+
+const uint8_t *replication__crdt_site(const struct replication__crdt *crdt)
+{
+    return crdt->site;
+}
+
+int replication__crdt_local_version(struct replication__crdt *crdt,
+                                    uint64_t *out)
+{
+    int rc = replication__crdt_meta_get(crdt, "version", out);
+
+    replication__crdt_stmts_close(crdt);
+    return rc;
+}
+
+size_t replication__crdt_deferred_count(const struct replication__crdt *crdt)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < crdt->held_count; i++) {
+        n += crdt->held_deferred[i];
+    }
+    return n;
+}
+
+size_t replication__crdt_held_count(const struct replication__crdt *crdt)
+{
+    return crdt->held_count;
+}
+
+/* Applies cs if it is next for its origin and within the clock offset. */
+static int apply_one(struct replication__crdt *crdt,
+                     const struct replication__changeset *cs,
+                     enum outcome *outcome)
+{
+    uint64_t head, stamp;
+    int rc;
+
+    rc = replication__crdt_vv_get(crdt, cs->origin, &head);
+    replication__crdt_stmts_close(crdt);
+    if (rc != 0) {
+        return rc;
+    }
+    if (cs->version <= head) {
+        *outcome = COVERED;
+        return 0;
+    }
+    if (cs->version > head + 1) {
+        *outcome = WAITING;
+        return 0;
+    }
+    rc = hlc_update(crdt->clock, cs->hlc, &stamp);
+    if (rc == HLC_EAHEAD) {
+        *outcome = DEFERRED;
+        return 0;
+    }
+    if (rc == 0) {
+        rc = replication__crdt_merge(crdt, cs, stamp);
+    }
+    *outcome = APPLIED;
+    return rc;
+}
+
+static bool is_held(const struct replication__crdt *crdt,
+                    const struct replication__changeset *cs)
+{
+    size_t i;
+
+    for (i = 0; i < crdt->held_count; i++) {
+        if (crdt->held[i]->version == cs->version &&
+            memcmp(crdt->held[i]->origin, cs->origin, sizeof(cs->origin)) ==
+                0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int hold(struct replication__crdt *crdt,
+                const struct replication__changeset *cs, bool deferred)
+{
+    struct replication__changeset **held;
+    bool *flags;
+    size_t n = crdt->held_count;
+    int rc;
+
+    if (is_held(crdt, cs)) {
+        return 0;
+    }
+    if (n == REPLICATION__CRDT_HELD_MAX) {
+        return COMMON_ETOOBIG;
+    }
+    held = common_realloc_array(crdt->held, n + 1, sizeof(*held));
+    if (held == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->held = held;
+    flags = common_realloc_array(crdt->held_deferred, n + 1, sizeof(*flags));
+    if (flags == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->held_deferred = flags;
+    rc = replication__crdt_changeset_clone(cs, &held[n]);
+    if (rc != 0) {
+        return rc;
+    }
+    flags[n] = deferred;
+    crdt->held_count++;
+    return 0;
+}
+
+static void unhold(struct replication__crdt *crdt, size_t i)
+{
+    replication__crdt_changeset_free(crdt->held[i]);
+    crdt->held_count--;
+    memmove(&crdt->held[i], &crdt->held[i + 1],
+            (crdt->held_count - i) * sizeof(*crdt->held));
+    memmove(&crdt->held_deferred[i], &crdt->held_deferred[i + 1],
+            (crdt->held_count - i) * sizeof(*crdt->held_deferred));
+}
+
+/* One pass over the held change sets; *progress says whether any left. */
+static int retry_pass(struct replication__crdt *crdt, bool *progress)
+{
+    enum outcome outcome;
+    size_t i = 0;
+    int rc;
+
+    *progress = false;
+    while (i < crdt->held_count) {
+        rc = apply_one(crdt, crdt->held[i], &outcome);
+        if (rc != 0 || outcome == APPLIED || outcome == COVERED) {
+            unhold(crdt, i);
+            *progress = true;
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
+        crdt->held_deferred[i] = outcome == DEFERRED;
+        i++;
+    }
+    return 0;
+}
+
+int replication__crdt_retry(struct replication__crdt *crdt)
+{
+    bool progress = true;
+    int rc = 0;
+
+    ASSERT(crdt != NULL);
+    while (rc == 0 && progress) {
+        rc = retry_pass(crdt, &progress);
+    }
+    return rc;
+}
+
+int replication__crdt_apply(struct replication__crdt *crdt,
+                            const struct replication__changeset *cs)
+{
+    enum outcome outcome;
+    int rc;
+
+    ASSERT(crdt != NULL);
+    ASSERT(cs != NULL);
+    rc = apply_one(crdt, cs, &outcome);
+    if (rc != 0) {
+        return rc;
+    }
+    switch (outcome) {
+    case APPLIED:
+        return replication__crdt_retry(crdt);
+    case COVERED:
+        return 0;
+    case WAITING:
+        return hold(crdt, cs, false);
+    default:
+        LOGF(&crdt->log, COMMON_LOG_WARN,
+             "change set deferred, stamped beyond the maximum clock offset"
+             " origin=%02x%02x%02x%02x version=%" PRIu64 " stamp_ms=%" PRIu64,
+             cs->origin[0], cs->origin[1], cs->origin[2], cs->origin[3],
+             cs->version, hlc_physical_ms(cs->hlc));
+        rc = hold(crdt, cs, true);
+        return rc == 0 ? REPLICATION_EDEFERRED : rc;
+    }
+}
