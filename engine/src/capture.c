@@ -521,7 +521,9 @@ int engine__capture_commit(struct engine_db *db, uint64_t *stamp)
                                               "cannot commit within "
                                               "engine_apply_transaction()"));
     }
-    if (capture->hook == NULL && !capture->applying) {
+    /* Replaying commits another handle made (storage_share.c) or the
+     * WAL at open: they were captured where they were made. */
+    if (db->replaying || (capture->hook == NULL && !capture->applying)) {
         return 0;
     }
     /* The hook's SQL, and the stamp's write, join the transaction. */

@@ -204,6 +204,40 @@ static void connections_follow_a_checkpoint(void **state)
     scratch_dir_remove(&dir);
 }
 
+static int count_commits(void *ctx, struct engine_db *db,
+                         struct engine_commit *commit)
+{
+    (void)db;
+    (void)commit;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* A handle's commit hook sees its own commits only: what it applies from
+ * other handles (and from a reload after a checkpoint) was captured where
+ * it was made. */
+static void connections_hook_sees_own_commits_only(void **state)
+{
+    struct scratch_dir dir;
+    struct engine_db *a, *b;
+    int commits = 0;
+
+    (void)state;
+    scratch_dir_make(&dir);
+    a = storage_open(dir.db);
+    b = storage_open(dir.db);
+    assert_int_equal(engine_commit_hook_set(a, count_commits, &commits), 0);
+    storage_exec(b, "CREATE TABLE t(x); INSERT INTO t VALUES(1), (2)");
+    storage_exec(b, "UPDATE t SET x = 3; VACUUM; INSERT INTO t VALUES(4)");
+    assert_int_equal(query_int(a, "SELECT count(*) FROM t"), 3);
+    assert_int_equal(commits, 0);
+    storage_exec(a, "INSERT INTO t VALUES(5)");
+    assert_int_equal(commits, 1);
+    engine_close(a);
+    engine_close(b);
+    scratch_dir_remove(&dir);
+}
+
 /* ---- threads ---- */
 
 #define ACCOUNTS 8
@@ -464,6 +498,7 @@ int main(void)
         cmocka_unit_test(connections_one_writer_at_a_time),
         cmocka_unit_test(connections_stale_snapshot_cannot_write),
         cmocka_unit_test(connections_follow_a_checkpoint),
+        cmocka_unit_test(connections_hook_sees_own_commits_only),
         cmocka_unit_test(connections_threads_keep_the_invariant),
         cmocka_unit_test(connections_group_commit_shares_fsyncs),
     };
