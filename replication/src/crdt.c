@@ -6,11 +6,12 @@
  * clock offset (crdt.md §3.2, §6.4, §6.6; the HLC receive rule and its
  * offset guard are hlc_update()'s, Kulkarni et al. 2014).
  *
- * Change sets that cannot be applied yet are held in memory, as owned
- * copies: those after a gap in their origin's versions until the gap is
- * filled, those stamped too far ahead until the physical clock catches up.
- * Every successful apply, and replication__crdt_retry(), retries them until
- * no more progress is made.
+ * Change sets that cannot be applied yet are held, as owned copies in
+ * memory and encoded in sinew_crdt_pending (crdt_pending.c) so they survive
+ * a close and are reloaded on open: those after a gap in their origin's
+ * versions until the gap is filled, those stamped too far ahead until the
+ * physical clock catches up. Every successful apply, and
+ * replication__crdt_retry(), retries them until no more progress is made.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +37,68 @@ static int system_random(void *ctx, uint8_t *out, size_t size)
         size -= (size_t)got;
     }
     return 0;
+}
+
+/* Adds an owned copy of cs (borrowed) to the held list, in memory only. */
+static int hold_in_memory(struct replication__crdt *crdt,
+                          const struct replication__changeset *cs,
+                          bool deferred)
+{
+    struct replication__changeset **held;
+    bool *flags;
+    size_t n = crdt->held_count;
+    int rc;
+
+    if (n == REPLICATION__CRDT_HELD_MAX) {
+        return COMMON_ETOOBIG;
+    }
+    held = common_realloc_array(crdt->held, n + 1, sizeof(*held));
+    if (held == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->held = held;
+    flags = common_realloc_array(crdt->held_deferred, n + 1, sizeof(*flags));
+    if (flags == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->held_deferred = flags;
+    rc = replication__crdt_changeset_clone(cs, &held[n]);
+    if (rc != 0) {
+        return rc;
+    }
+    flags[n] = deferred;
+    crdt->held_count++;
+    return 0;
+}
+
+static void unhold_in_memory(struct replication__crdt *crdt, size_t i)
+{
+    replication__crdt_changeset_free(crdt->held[i]);
+    crdt->held_count--;
+    memmove(&crdt->held[i], &crdt->held[i + 1],
+            (crdt->held_count - i) * sizeof(*crdt->held));
+    memmove(&crdt->held_deferred[i], &crdt->held_deferred[i + 1],
+            (crdt->held_count - i) * sizeof(*crdt->held_deferred));
+}
+
+static int reload_cb(void *ctx, const struct replication__changeset *cs,
+                     bool deferred)
+{
+    return hold_in_memory(ctx, cs, deferred);
+}
+
+/* Frees crdt and its held copies; the commit hook is the caller's. */
+static void destroy(struct replication__crdt *crdt)
+{
+    size_t i;
+
+    replication__crdt_stmts_close(crdt);
+    for (i = 0; i < crdt->held_count; i++) {
+        replication__crdt_changeset_free(crdt->held[i]);
+    }
+    common_free(crdt->held);
+    common_free(crdt->held_deferred);
+    common_free(crdt);
 }
 
 /* Reads the site id, or makes and stores one. */
@@ -104,12 +167,15 @@ int replication__crdt_open(const struct replication__crdt_config *config,
     }
     replication__crdt_stmts_close(crdt);
     if (rc == 0) {
+        rc = replication__crdt_pending_load(crdt, reload_cb, crdt);
+    }
+    if (rc == 0) {
         hlc_restore(crdt->clock, high_water);
         rc = engine_commit_hook_set(crdt->db, replication__crdt_capture_hook,
                                     crdt);
     }
     if (rc != 0) {
-        common_free(crdt);
+        destroy(crdt);
         return rc;
     }
     *out = crdt;
@@ -118,19 +184,11 @@ int replication__crdt_open(const struct replication__crdt_config *config,
 
 void replication__crdt_close(struct replication__crdt *crdt)
 {
-    size_t i;
-
     if (crdt == NULL) {
         return;
     }
     (void)engine_commit_hook_set(crdt->db, NULL, NULL);
-    replication__crdt_stmts_close(crdt);
-    for (i = 0; i < crdt->held_count; i++) {
-        replication__crdt_changeset_free(crdt->held[i]);
-    }
-    common_free(crdt->held);
-    common_free(crdt->held_deferred);
-    common_free(crdt);
+    destroy(crdt);
 }
 
 const uint8_t *replication__crdt_site(const struct replication__crdt *crdt)
@@ -210,47 +268,36 @@ static bool is_held(const struct replication__crdt *crdt,
     return false;
 }
 
+/* Keeps cs in memory and in sinew_crdt_pending; neither when it fails. */
 static int hold(struct replication__crdt *crdt,
                 const struct replication__changeset *cs, bool deferred)
 {
-    struct replication__changeset **held;
-    bool *flags;
-    size_t n = crdt->held_count;
     int rc;
 
     if (is_held(crdt, cs)) {
         return 0;
     }
-    if (n == REPLICATION__CRDT_HELD_MAX) {
-        return COMMON_ETOOBIG;
+    rc = hold_in_memory(crdt, cs, deferred);
+    if (rc == 0) {
+        rc = replication__crdt_pending_put(crdt, cs, deferred);
+        if (rc != 0) {
+            unhold_in_memory(crdt, crdt->held_count - 1);
+        }
     }
-    held = common_realloc_array(crdt->held, n + 1, sizeof(*held));
-    if (held == NULL) {
-        return COMMON_ENOMEM;
-    }
-    crdt->held = held;
-    flags = common_realloc_array(crdt->held_deferred, n + 1, sizeof(*flags));
-    if (flags == NULL) {
-        return COMMON_ENOMEM;
-    }
-    crdt->held_deferred = flags;
-    rc = replication__crdt_changeset_clone(cs, &held[n]);
-    if (rc != 0) {
-        return rc;
-    }
-    flags[n] = deferred;
-    crdt->held_count++;
-    return 0;
+    return rc;
 }
 
-static void unhold(struct replication__crdt *crdt, size_t i)
+/* Forgets held set i. An applied set's row went with its merge; any other
+ * (covered, or failed and given up) is removed here. */
+static int unhold(struct replication__crdt *crdt, size_t i, bool applied)
 {
-    replication__crdt_changeset_free(crdt->held[i]);
-    crdt->held_count--;
-    memmove(&crdt->held[i], &crdt->held[i + 1],
-            (crdt->held_count - i) * sizeof(*crdt->held));
-    memmove(&crdt->held_deferred[i], &crdt->held_deferred[i + 1],
-            (crdt->held_count - i) * sizeof(*crdt->held_deferred));
+    int rc = 0;
+
+    if (!applied) {
+        rc = replication__crdt_pending_drop(crdt, crdt->held[i]);
+    }
+    unhold_in_memory(crdt, i);
+    return rc;
 }
 
 /* One pass over the held change sets; *progress says whether any left. */
@@ -258,20 +305,29 @@ static int retry_pass(struct replication__crdt *crdt, bool *progress)
 {
     enum outcome outcome;
     size_t i = 0;
-    int rc;
+    bool deferred;
+    int rc, drop_rc;
 
     *progress = false;
     while (i < crdt->held_count) {
         rc = apply_one(crdt, crdt->held[i], &outcome);
         if (rc != 0 || outcome == APPLIED || outcome == COVERED) {
-            unhold(crdt, i);
+            drop_rc = unhold(crdt, i, rc == 0 && outcome == APPLIED);
             *progress = true;
+            rc = rc != 0 ? rc : drop_rc;
             if (rc != 0) {
                 return rc;
             }
             continue;
         }
-        crdt->held_deferred[i] = outcome == DEFERRED;
+        deferred = outcome == DEFERRED;
+        if (crdt->held_deferred[i] != deferred) {
+            rc = replication__crdt_pending_mark(crdt, crdt->held[i], deferred);
+            if (rc != 0) {
+                return rc;
+            }
+            crdt->held_deferred[i] = deferred;
+        }
         i++;
     }
     return 0;

@@ -21,21 +21,30 @@
  *                                     visible and in shadow otherwise
  *   sinew_crdt_vv(site, head)         version vector: per origin, the
  *                                     highest version applied (contiguous)
- *   sinew_crdt_log_tx(version, hlc), sinew_crdt_log(version, seq, op, tbl,
- *                                     pk, col, value, sql): the local change
- *                                     sets, one row per record
+ *   sinew_crdt_log(version, chunk, hlc, bytes)
+ *                                     the local change sets as the wire
+ *                                     codec encodes them (changeset_codec.h),
+ *                                     one row per chunk of at most
+ *                                     REPLICATION__CRDT_LOG_CHUNK_BYTES
+ *   sinew_crdt_pending(origin, version, deferred, bytes)
+ *                                     change sets from other sites that
+ *                                     wait (for a gap, or deferred: 1), each
+ *                                     encoded as one chunk
  *
  * pk is the key values in crdt_key.c's canonical encoding. Tables and
  * columns are named, so replicas whose column order differs still agree.
  *
  * Delivery: a change set whose version is already covered is a no-op; one
- * that leaves a gap after the origin's head waits in memory until the gap
- * is filled (a later version of a gap-free head; persistent gap ranges as
- * in crdt.md §6.3 crdt_vv_gap are not done yet); one stamped further ahead
- * of the local physical clock than the clock's maximum offset is deferred
- * in memory (REPLICATION_EDEFERRED) and applied by a later apply or
- * replication__crdt_retry() once the clock has caught up. Held change sets
- * do not survive a close.
+ * that leaves a gap after the origin's head waits until the gap is filled
+ * (a later version of a gap-free head; gap ranges as in crdt.md §6.3
+ * crdt_vv_gap are not done yet); one stamped further ahead of the local
+ * physical clock than the clock's maximum offset is deferred
+ * (REPLICATION_EDEFERRED) and applied by a later apply or
+ * replication__crdt_retry() once the clock has caught up. Waiting change
+ * sets are held in memory and in sinew_crdt_pending, written in a small
+ * transaction of their own when kept and removed in the transaction that
+ * applies them, so they survive a close: open reloads them and the next
+ * apply or retry tries them again.
  *
  * Schema: a local commit that changes the schema is refused when a user
  * table has a NOT NULL column without DEFAULT outside its key or a UNIQUE
@@ -45,9 +54,9 @@
  * Not yet: rows that existed before the first open have no registers (no
  * bootstrap of existing data, crdt.md §5 #32); change sets naming an
  * unknown table or column fail (REPLICATION_ESCHEMA) rather than being
- * quarantined (§6.8); no persistent gap ranges (waiting change sets live in
- * memory); no log pruning or tombstone collection (§6.7); no schema_version
- * in change sets.
+ * quarantined (§6.8); no gap ranges in the version vector (a waiting
+ * change set is kept whole until its predecessors arrive); no log pruning
+ * or tombstone collection (§6.7); no schema_version in change sets.
  *
  * Threads: a struct replication__crdt belongs to the thread that owns its
  * engine handle.
@@ -63,9 +72,13 @@
 #include "engine.h"
 #include "hlc.h"
 
-/* How many change sets may wait in memory (gap or deferred) at once: past
- * it apply fails with COMMON_ETOOBIG, and the sender retries later. */
+/* How many change sets may wait (gap or deferred) at once: past it apply
+ * fails with COMMON_ETOOBIG, and the sender retries later. */
 #define REPLICATION__CRDT_HELD_MAX 4096
+
+/* The largest chunk of the change log, header included: what one chunk
+ * shipped to a peer may weigh. */
+#define REPLICATION__CRDT_LOG_CHUNK_BYTES ((size_t)60 << 10)
 
 struct replication__crdt;
 
@@ -80,14 +93,15 @@ struct replication__crdt_config {
 };
 
 /* Creates the system tables if missing, reads or makes the site id,
- * restores the clock's high-water mark and sets the commit hook on db
- * (replacing any other). *out is the caller's, closed with
- * replication__crdt_close(). */
+ * restores the clock's high-water mark, reloads the waiting change sets
+ * and sets the commit hook on db (replacing any other). *out is the caller's,
+ * closed with replication__crdt_close(). */
 int replication__crdt_open(const struct replication__crdt_config *config,
                            struct replication__crdt **out);
 
-/* Removes the commit hook and frees crdt and any held change sets. NULL is
- * ignored. The database and the clock stay the caller's. */
+/* Removes the commit hook and frees crdt and the in-memory copies of the
+ * held change sets (their stored copies stay). NULL is ignored. The database
+ * and the clock stay the caller's. */
 void replication__crdt_close(struct replication__crdt *crdt);
 
 /* The local site id, REPLICATION__SITE_ID_BYTES bytes owned by crdt. */
@@ -98,15 +112,28 @@ int replication__crdt_local_version(struct replication__crdt *crdt,
                                     uint64_t *out);
 
 /* Calls visit for each local change set with a version above after, in
- * version order; the change set is borrowed for the call. A non-zero
- * return from visit stops the walk and is returned. */
+ * version order, decoded from the log; the change set is borrowed for the
+ * call. A non-zero return from visit stops the walk and is returned;
+ * COMMON_ECORRUPT and the decoder's errors when the stored bytes do not
+ * decode. */
 typedef int (*replication__crdt_visit_cb)(
     void *ctx, const struct replication__changeset *cs);
 int replication__crdt_log_since(struct replication__crdt *crdt, uint64_t after,
                                 replication__crdt_visit_cb visit, void *ctx);
 
-/* Merges cs (borrowed for the call; copied when it must wait) into the
- * database in one transaction (crdt.md §6.4). 0: applied, already covered,
+/* Calls visit for each stored chunk (changeset_codec.h) of the local
+ * change sets with a version above after, in version then chunk order:
+ * size bytes at bytes, borrowed for the call, ready to send. A non-zero
+ * return from visit stops the walk and is returned. */
+typedef int (*replication__crdt_bytes_cb)(void *ctx, const uint8_t *bytes,
+                                          size_t size);
+int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
+                                      uint64_t after,
+                                      replication__crdt_bytes_cb visit,
+                                      void *ctx);
+
+/* Merges cs (borrowed for the call; copied and stored when it must wait) into
+ * the database in one transaction (crdt.md §6.4). 0: applied, already covered,
  * or waiting for a missing earlier version of its origin;
  * REPLICATION_EDEFERRED: stamped beyond the maximum clock offset, kept;
  * REPLICATION_ESCHEMA: names a table or column this database lacks (not
@@ -119,7 +146,7 @@ int replication__crdt_apply(struct replication__crdt *crdt,
  * caught up, the gap was filled). */
 int replication__crdt_retry(struct replication__crdt *crdt);
 
-/* Change sets held in memory: deferred ones (clock ahead) and all. */
+/* Change sets waiting: deferred ones (clock ahead) and all. */
 size_t replication__crdt_deferred_count(const struct replication__crdt *crdt);
 size_t replication__crdt_held_count(const struct replication__crdt *crdt);
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * crdt_int.h: what the crdt files share (crdt.c, crdt_build.c,
- * crdt_store.c, crdt_table.c, crdt_merge.c, capture.c, capture_schema.c): the
+ * crdt_store.c, crdt_table.c, crdt_merge.c, crdt_log.c, crdt_pending.c,
+ * capture.c, capture_schema.c): the
  * state, the change-set builder, the register primitives over the system
  * tables.
  *
@@ -36,8 +37,10 @@ enum replication__crdt_stmt {
     CRDT_VV_PUT,
     CRDT_META_GET,
     CRDT_META_PUT,
-    CRDT_LOG_TX_PUT,
     CRDT_LOG_PUT,
+    CRDT_PENDING_PUT,
+    CRDT_PENDING_MARK,
+    CRDT_PENDING_DROP,
     CRDT_STMT_COUNT
 };
 
@@ -183,8 +186,31 @@ int replication__crdt_row_get(struct replication__crdt *crdt,
 
 /* ---- the local change log (crdt_log.c) ---- */
 
+/* Appends cs (borrowed) to the log, encoded, in the open transaction. */
 int replication__crdt_log_append(struct replication__crdt *crdt,
                                  const struct replication__changeset *cs);
+
+/* ---- waiting change sets kept on disk (crdt_pending.c) ---- */
+
+/* Each runs its own transaction (none may be open). put stores cs
+ * (borrowed) encoded, as deferred (clock ahead) or waiting for a gap;
+ * mark changes that flag; drop forgets it (no error when absent). */
+int replication__crdt_pending_put(struct replication__crdt *crdt,
+                                  const struct replication__changeset *cs,
+                                  bool deferred);
+int replication__crdt_pending_mark(struct replication__crdt *crdt,
+                                   const struct replication__changeset *cs,
+                                   bool deferred);
+int replication__crdt_pending_drop(struct replication__crdt *crdt,
+                                   const struct replication__changeset *cs);
+
+/* Calls fn for each stored change set in the order they were kept; cs is
+ * borrowed for the call. A non-zero return from fn stops and is returned;
+ * COMMON_ECORRUPT and the decoder's errors for bytes that do not decode. */
+typedef int (*replication__crdt_pending_cb)(
+    void *ctx, const struct replication__changeset *cs, bool deferred);
+int replication__crdt_pending_load(struct replication__crdt *crdt,
+                                   replication__crdt_pending_cb fn, void *ctx);
 
 /* ---- user tables (crdt_table.c) ---- */
 

@@ -4,8 +4,9 @@
  * engine_apply_transaction() (crdt.md §6.4): every record is merged into
  * its register by K = (hlc, origin) (crdt_store.c holds the rules), then
  * each touched row is materialized from its registers, then the version
- * vector and the clock's high-water mark are written; all of it commits
- * or none.
+ * vector and the clock's high-water mark are written and the set's
+ * sinew_crdt_pending row, if it waited, removed; all of it commits or
+ * none.
  *
  * Where a cell's value lives: in the user table while the row is visible,
  * else in the cell register's shadow (crdt.md §6.1: cells newer than a
@@ -459,6 +460,22 @@ static int materialize(struct merge *m, const struct merge_row *r)
     return r->was_alive ? write_invisible(m, r, shape) : 0;
 }
 
+/* The set is applied: it no longer waits (crdt_pending.c), if it did. */
+static int drop_pending(struct merge *m)
+{
+    struct engine_stmt *stmt;
+    int rc;
+
+    rc = replication__crdt_stmt(m->crdt, CRDT_PENDING_DROP, &stmt);
+    if (rc == 0) {
+        rc = engine_bind_blob(stmt, 1, m->cs->origin, sizeof(m->cs->origin));
+    }
+    if (rc == 0) {
+        rc = engine_bind_int64(stmt, 2, (int64_t)m->cs->version);
+    }
+    return rc == 0 ? replication__crdt_step_done(m->crdt, stmt) : rc;
+}
+
 static int merge_cb(void *ctx, struct engine_db *db)
 {
     struct merge *m = ctx;
@@ -478,6 +495,9 @@ static int merge_cb(void *ctx, struct engine_db *db)
     if (rc == 0) {
         rc = replication__crdt_meta_put(m->crdt, "hlc",
                                         hlc_high_water(m->crdt->clock));
+    }
+    if (rc == 0) {
+        rc = drop_pending(m);
     }
     replication__crdt_stmts_close(m->crdt);
     return rc;

@@ -30,11 +30,12 @@ static const char *const create_sql =
     " has_shadow INTEGER, shadow, PRIMARY KEY(tbl, pk, col));"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_vv(site BLOB PRIMARY KEY,"
     " head INTEGER);"
-    "CREATE TABLE IF NOT EXISTS sinew_crdt_log_tx(version INTEGER PRIMARY"
-    " KEY, hlc INTEGER);"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_log(version INTEGER NOT NULL,"
-    " seq INTEGER NOT NULL, op INTEGER, tbl TEXT, pk BLOB, col TEXT, value,"
-    " sql TEXT, PRIMARY KEY(version, seq));";
+    " chunk INTEGER NOT NULL, hlc INTEGER, bytes BLOB NOT NULL,"
+    " PRIMARY KEY(version, chunk));"
+    "CREATE TABLE IF NOT EXISTS sinew_crdt_pending(origin BLOB NOT NULL,"
+    " version INTEGER NOT NULL, deferred INTEGER, bytes BLOB NOT NULL,"
+    " PRIMARY KEY(origin, version));";
 
 static const char *const stmt_sql[CRDT_STMT_COUNT] = {
     [CRDT_ROW_GET] = "SELECT alive, hlc, site FROM sinew_crdt_row"
@@ -61,9 +62,13 @@ static const char *const stmt_sql[CRDT_STMT_COUNT] = {
     [CRDT_META_GET] = "SELECT value FROM sinew_crdt_meta WHERE name = ?1",
     [CRDT_META_PUT] = "INSERT OR REPLACE INTO sinew_crdt_meta"
                       " VALUES (?1, ?2)",
-    [CRDT_LOG_TX_PUT] = "INSERT INTO sinew_crdt_log_tx VALUES (?1, ?2)",
-    [CRDT_LOG_PUT] = "INSERT INTO sinew_crdt_log VALUES (?1, ?2, ?3, ?4,"
-                     " ?5, ?6, ?7, ?8)",
+    [CRDT_LOG_PUT] = "INSERT INTO sinew_crdt_log VALUES (?1, ?2, ?3, ?4)",
+    [CRDT_PENDING_PUT] = "INSERT OR REPLACE INTO sinew_crdt_pending"
+                         " VALUES (?1, ?2, ?3, ?4)",
+    [CRDT_PENDING_MARK] = "UPDATE sinew_crdt_pending SET deferred = ?3"
+                          " WHERE origin = ?1 AND version = ?2",
+    [CRDT_PENDING_DROP] = "DELETE FROM sinew_crdt_pending WHERE origin = ?1"
+                          " AND version = ?2",
 };
 
 int replication__crdt_store_create(struct engine_db *db)
