@@ -428,11 +428,14 @@ int engine_apply_transaction(struct engine_db *db, uint64_t stamp,
  * one statement (it fails whole, undoing only itself): INSERT adds the row
  * (its key must be free: ENGINE_ECONSTRAINT otherwise); UPDATE sets the
  * given columns of the row with that key and DELETE removes it
- * (ENGINE_ENOTFOUND when there is none); SCHEMA runs the statement. Values
- * get the columns' affinity, and constraints are checked, as SQL's. Inside
+ * (ENGINE_ENOTFOUND when there is none); SCHEMA runs the statement, which
+ * must be exactly one CREATE or DROP of a table or index. Values get the
+ * columns' affinity, and constraints are checked, as SQL's. Inside
  * engine_apply_transaction() the hook never sees it; elsewhere it is an
  * ordinary write of the transaction. ENGINE_ESQL for an unknown table or
- * column, or a key that does not fit the table. */
+ * column, a key that does not fit the table, a system table (changes from
+ * elsewhere never touch a module's tables), or a SCHEMA text that is not
+ * one such statement. */
 int engine_apply_change(struct engine_db *db,
                         const struct engine_change *change);
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dbfile.h"
 #include "engine_int.h"
 
 /* One statement's text being built, and the table it writes. */
@@ -366,6 +367,26 @@ static int apply_row(struct apply_sql *sql)
     return run(sql);
 }
 
+/* A schema change from elsewhere: exactly one CREATE or DROP of a table or
+ * index (what the commit hook reports), run as user SQL, so a module's
+ * reserved names stay refused; never a second statement, never DML. */
+static int apply_schema(struct engine_db *db, const char *text)
+{
+    unsigned kinds = 1u << AST_STMT_CREATE_TABLE | 1u << AST_STMT_DROP_TABLE |
+                     1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX;
+    int rc = engine__schema_check_one(text, kinds);
+
+    if (rc == COMMON_ENOMEM) {
+        return engine__db_error(db, rc, "out of memory");
+    }
+    if (rc != 0) {
+        return engine__db_error(db, ENGINE_ESQL,
+                                "a schema change must be one CREATE or DROP "
+                                "of a table or index");
+    }
+    return engine_exec(db, text, NULL, NULL);
+}
+
 int engine_apply_change(struct engine_db *db,
                         const struct engine_change *change)
 {
@@ -376,12 +397,18 @@ int engine_apply_change(struct engine_db *db,
     ASSERT(change != NULL);
     if (change->kind == ENGINE_CHANGE_SCHEMA) {
         ASSERT(change->sql != NULL);
-        return engine_exec(db, change->sql, NULL, NULL);
+        return apply_schema(db, change->sql);
     }
     ASSERT(change->kind == ENGINE_CHANGE_INSERT ||
            change->kind == ENGINE_CHANGE_UPDATE ||
            change->kind == ENGINE_CHANGE_DELETE);
     ASSERT(change->table != NULL);
+    /* Changes come from elsewhere: they never touch a module's tables. */
+    if (engine__system_is_name(change->table) && !db->change_capture.system) {
+        return engine__db_error(db, ENGINE_ESQL,
+                                "object name reserved for internal use: %s",
+                                change->table);
+    }
     sql.table = engine__catalog_find(db, change->table);
     if (sql.table == NULL) {
         return engine__db_error(db, ENGINE_ESQL, "no such table: %s",

@@ -54,6 +54,11 @@ struct engine_dbfile_header {
 int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
                               unsigned kinds);
 
+/* Whether sql is exactly one statement of a kind in kinds (bit
+ * 1 << enum ast_stmt_kind), without running it: 0, ENGINE_ECORRUPT, or
+ * COMMON_ENOMEM. */
+int engine__schema_check_one(const char *sql, unsigned kinds);
+
 /* Fills the 64-byte header at out for a body (checksummed here). */
 void engine__dbfile_header_encode(uint8_t *out, uint64_t generation,
                                   uint64_t commit_seq, const uint8_t *body,

@@ -79,8 +79,7 @@ static int get_text(struct common_reader *reader, struct common_buf *buf)
     return 0;
 }
 
-int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
-                              unsigned kinds)
+int engine__schema_check_one(const char *sql, unsigned kinds)
 {
     struct engine_arena arena;
     struct ast_stmt *stmt = NULL, *extra = NULL;
@@ -88,7 +87,6 @@ int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
     char errmsg[ENGINE__ERRMSG_SIZE];
     int rc;
 
-    /* Parsed before it runs: nothing else may run. */
     engine__arena_init(&arena);
     rc = engine__parse(&arena, sql, size, &stmt, &tail, errmsg, sizeof(errmsg),
                        &error_offset);
@@ -102,6 +100,15 @@ int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
         rc = rc == 0 && extra != NULL ? ENGINE_ECORRUPT : rc;
     }
     engine__arena_close(&arena);
+    return rc == 0 || rc == COMMON_ENOMEM ? rc : ENGINE_ECORRUPT;
+}
+
+int engine__dbfile_run_schema(struct engine_db *db, const char *sql,
+                              unsigned kinds)
+{
+    /* Parsed before it runs: nothing else may run. */
+    int rc = engine__schema_check_one(sql, kinds);
+
     if (rc == 0) {
         /* System tables (system_table.c) are created like any. */
         rc = engine_exec_system(db, sql, NULL, NULL);

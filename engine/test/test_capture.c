@@ -637,6 +637,44 @@ static void capture_apply_is_all_or_nothing(void **state)
     close_recorded(db, &seen);
 }
 
+/* What comes from elsewhere is data and one DDL statement at a time:
+ * never a second statement, never DML disguised as schema, never a write
+ * to a module's system table. */
+static void capture_apply_refuses_what_is_not_a_change(void **state)
+{
+    struct recorder seen;
+    struct engine_db *db = open_recorded(NULL, &seen);
+    struct engine_change_value one = {.type = ENGINE_INTEGER, .integer = 1};
+    struct engine_change two_statements = {
+        .kind = ENGINE_CHANGE_SCHEMA,
+        .sql = "CREATE TABLE u(x); DELETE FROM t"};
+    struct engine_change dml = {.kind = ENGINE_CHANGE_SCHEMA,
+                                .sql = "DELETE FROM t"};
+    struct engine_change ddl = {.kind = ENGINE_CHANGE_SCHEMA,
+                                .sql = "CREATE TABLE u(x);"};
+    struct engine_change system = {.kind = ENGINE_CHANGE_DELETE,
+                                   .table = "sinew_engine_stamp",
+                                   .key = &one,
+                                   .key_count = 1};
+
+    (void)state;
+    storage_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, b)");
+    storage_exec(db, "INSERT INTO t VALUES (1, 'old')");
+    assert_int_equal(engine_apply(db, &two_statements, 1, 3), ENGINE_ESQL);
+    assert_string_equal(engine_errmsg(db),
+                        "a schema change must be one CREATE or DROP of a "
+                        "table or index");
+    assert_int_equal(engine_apply(db, &dml, 1, 3), ENGINE_ESQL);
+    assert_query(db, "SELECT * FROM t", "1|old\n");
+    assert_int_equal(engine_apply(db, &system, 1, 3), ENGINE_ESQL);
+    assert_string_equal(engine_errmsg(db),
+                        "object name reserved for internal use: "
+                        "sinew_engine_stamp");
+    assert_int_equal(engine_apply(db, &ddl, 1, 3), 0);
+    assert_query(db, "SELECT count(*) FROM u", "0\n");
+    close_recorded(db, &seen);
+}
+
 struct merge {
     int64_t read;
 };
@@ -820,6 +858,7 @@ int main(void)
         cmocka_unit_test(capture_stamp_survives_reopen),
         cmocka_unit_test(capture_apply_replays_captured_changes),
         cmocka_unit_test(capture_apply_is_all_or_nothing),
+        cmocka_unit_test(capture_apply_refuses_what_is_not_a_change),
         cmocka_unit_test(capture_apply_transaction_merges_unseen),
         cmocka_unit_test(capture_system_tables_reserved_and_hidden),
         cmocka_unit_test(capture_system_tables_persist),
