@@ -1,17 +1,58 @@
 /* SPDX-License-Identifier: MIT
  *
  * replication.h: databases on several nodes that stay in step, and its
- * manual. (Being built: issue 6. Today: the codes below; the change-set
- * format and the crdt merge are internal until the embedded API lands.)
+ * manual.
  *
- * Modes (../shared/DESIGN.md): crdt, where every node writes and replicas
- * merge per column by hybrid logical clock; leader, where one writer's
- * change log is applied by followers in order.
+ * A struct replication joins one engine database to a transport
+ * (transport.h) and keeps it in step with the same database on other
+ * nodes, in one of two modes (docs/replication.md has the rules with
+ * worked examples):
+ *
+ *  - crdt: every node writes, also while disconnected. Each committed
+ *    transaction becomes a change set (one HLC stamp, the origin's site id,
+ *    a gapless per-origin version); replicas merge them per row existence
+ *    and per column, last writer wins by (hlc, site). Every replica that
+ *    has received the same change sets holds the same data, whatever the
+ *    order, the duplicates, or the path they took.
+ *  - leader: only the node whose is_writer callback says so may commit;
+ *    the others refuse local writes ("not the writer") and apply the
+ *    writer's change sets in order. A writer change carries a higher
+ *    epoch; change sets of a deposed writer beyond what the new writer
+ *    held when it took over are refused everywhere.
+ *
+ * How it runs. Nothing here owns a thread, a loop or a timer: the caller
+ * (sinew's node, a test, the simulator, an embedding program) forwards the
+ * transport's callbacks to replication_connected(), _disconnected(),
+ * _received() and _writable(), and calls replication_tick() whenever the
+ * time it asked for has come and after local commits (a commit is shipped
+ * by the next tick, never before it is durable). Time comes from the
+ * caller's clock (struct transport_clock: wall-clock milliseconds here,
+ * since the HLC is built on it). All calls on one struct replication, and
+ * every use of its database handle, belong to one thread.
+ *
+ * What travels (docs/formats.md, "Replication messages"): on connect, both
+ * sides send a HELLO (site id, mode, epoch) and a SUMMARY (their version
+ * vector: per origin, the highest version held with nothing missing below
+ * it); a SUMMARY also goes out every sync_interval_ms and serves as the
+ * acknowledgement. Each side then ships what the other lacks, as the
+ * change log's stored chunks, at most batch_bytes per peer per tick:
+ * a node's own fresh commits at once (broadcast), other origins' change
+ * sets when the peer's summary shows it lacks them (relay), so no node
+ * needs contact with every other. Loss, duplicates and reordering are
+ * harmless: a receiver applies each origin's versions once, in order
+ * (holding early ones), and a sender that sees no progress in a peer's
+ * summaries sends again from the peer's head.
  */
 #ifndef SINEW_REPLICATION_H
 #define SINEW_REPLICATION_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "common.h"
+#include "engine.h"
+#include "transport.h"
 
 #define REPLICATION_ERROR_MAP(X)                                               \
     X(REPLICATION_EFORMAT, -10300, "malformed change set")                     \
@@ -19,7 +60,11 @@
     X(REPLICATION_ESCHEMA, -10302,                                             \
       "change set names an unknown table or "                                  \
       "column")                                                                \
-    X(REPLICATION_EDEFERRED, -10303, "change set stamped too far ahead")
+    X(REPLICATION_EDEFERRED, -10303, "change set stamped too far ahead")       \
+    X(REPLICATION_ENOTWRITER, -10304, "not the writer")                        \
+    X(REPLICATION_EFENCED, -10305,                                             \
+      "change set of a deposed writer, beyond the new writer's fence")         \
+    X(REPLICATION_ECONFIG, -10306, "invalid replication configuration")
 
 enum replication_error { REPLICATION_ERROR_MAP(COMMON_ERROR_ENUM) };
 
@@ -29,5 +74,133 @@ enum replication_error { REPLICATION_ERROR_MAP(COMMON_ERROR_ENUM) };
 /* The message for a replication code; common_strerror()'s answer
  * otherwise. */
 const char *replication_strerror(int rc);
+
+/* The transport message types replication sends and expects, all within
+ * [REPLICATION_MESSAGE_FIRST, REPLICATION_MESSAGE_LAST]: a caller sharing
+ * a transport with other users (Raft) routes these here. */
+#define REPLICATION_MESSAGE_FIRST 0x0100
+#define REPLICATION_MESSAGE_LAST 0x01ff
+
+/* A site id: 16 bytes naming a database replica (not the node's transport
+ * identity: a cloned database image keeps its site id, and is refused). */
+#define REPLICATION_SITE_ID_BYTES 16
+
+enum replication_mode {
+    REPLICATION_MODE_CRDT = 1,
+    REPLICATION_MODE_LEADER = 2,
+};
+
+/* Leader mode: whether this node is the writer now, and if so its epoch
+ * (> 0; each new writer must be given a higher one than every writer
+ * before it, e.g. by the operator or a consensus term). Called at every
+ * local commit and tick. */
+typedef bool (*replication_is_writer_cb)(void *ctx, uint64_t *epoch);
+
+#define REPLICATION_SYNC_INTERVAL_MS_DEFAULT 1000u
+#define REPLICATION_BATCH_BYTES_DEFAULT ((size_t)1 << 20)
+
+struct replication_config {
+    enum replication_mode mode;
+    struct engine_db *db; /* borrowed until close; no transaction open */
+    /* Where messages go out, borrowed until close. Its callbacks are the
+     * caller's, who forwards them to the replication_*() calls below. */
+    struct transport *transport;
+    /* Wall-clock milliseconds (copied; ctx borrowed until close): the
+     * HLC's physical clock and every timer. */
+    struct transport_clock clock;
+    /* How far ahead of this node's clock a change set's stamp may be
+     * before it is deferred. 0: HLC_MAX_OFFSET_MS_DEFAULT. */
+    uint64_t max_offset_ms;
+    /* Summaries to every peer this often. 0: the default above. */
+    uint32_t sync_interval_ms;
+    /* Change-set bytes shipped per peer per tick. 0: the default. */
+    size_t batch_bytes;
+    /* Fills size bytes with random ones (the site id, made on first open
+     * and stored in the database). NULL: getrandom(2). */
+    int (*random_bytes)(void *ctx, uint8_t *out, size_t size);
+    void *random_ctx;
+    /* Leader mode only (required there, ignored in crdt mode). */
+    replication_is_writer_cb is_writer;
+    void *is_writer_ctx;
+    struct common_log log; /* copied; deferrals, refusals at WARN/ERROR */
+};
+
+struct replication;
+
+/* Opens replication on config->db: creates the hidden sinew_crdt_ tables
+ * if missing, reads (or makes) the site id, restores the clock, reloads
+ * change sets that waited, and hooks the database's commits (replacing any
+ * other commit hook). 0, REPLICATION_ECONFIG (a mode without what it
+ * needs), engine and I/O codes. *out is the caller's, freed by
+ * replication_close(). */
+int replication_open(const struct replication_config *config,
+                     struct replication **out);
+
+/* Unhooks the database and frees r (NULL is ignored). Nothing is sent;
+ * the database, the transport and its connections stay the caller's. */
+void replication_close(struct replication *r);
+
+/* This replica's site id: REPLICATION_SITE_ID_BYTES bytes owned by r. */
+const uint8_t *replication_site_id(const struct replication *r);
+
+/* ---- the transport's events, forwarded by the caller ---- */
+
+void replication_connected(struct replication *r,
+                           const struct transport_node_id *peer);
+void replication_disconnected(struct replication *r,
+                              const struct transport_node_id *peer);
+/* A message of a type in the replication range (bytes borrowed for the
+ * call). Malformed messages are logged and dropped, never trusted. */
+void replication_received(struct replication *r,
+                          const struct transport_node_id *peer, uint16_t type,
+                          const uint8_t *bytes, size_t size);
+void replication_writable(struct replication *r,
+                          const struct transport_node_id *peer);
+
+/* Does what is due at the clock's now: ships fresh local commits and what
+ * peers lack (at most batch_bytes each), sends summaries every
+ * sync_interval_ms, applies change sets whose wait is over (the clock
+ * caught up). *next_ms: when to call again at the latest (the clock's
+ * milliseconds; now when a batch was cut short). 0, or an engine error
+ * reading the log (logged; the next tick tries again). */
+int replication_tick(struct replication *r, uint64_t *next_ms);
+
+/* ---- observing ---- */
+
+struct replication_origin_stats {
+    uint8_t site[REPLICATION_SITE_ID_BYTES];
+    uint64_t head; /* versions 1..head applied */
+};
+
+struct replication_peer_stats {
+    struct transport_node_id id;
+    bool connected;
+    bool refused; /* its HELLO named our own site id (a cloned image), or
+                     another mode */
+    uint8_t site[REPLICATION_SITE_ID_BYTES]; /* from its HELLO */
+    uint64_t last_summary_ms; /* when its last SUMMARY arrived; 0: never */
+    uint64_t change_sets_sent;
+    uint64_t chunks_received;
+};
+
+struct replication_stats {
+    /* The version vector, one entry per origin known (common_malloc'd). */
+    struct replication_origin_stats *origins;
+    size_t origin_count;
+    struct replication_peer_stats *peers; /* common_malloc'd */
+    size_t peer_count;
+    size_t waiting;   /* change sets held for an earlier version */
+    size_t deferred;  /* change sets held: stamped too far ahead */
+    uint64_t applied; /* change sets merged from peers */
+    uint64_t refused; /* change sets refused (fenced, failing) */
+    uint64_t epoch;   /* leader mode: the highest epoch seen */
+    bool diverged;    /* leader mode: holds a deposed writer's change
+                         sets the new writer never had */
+};
+
+/* Fills *out (its arrays the caller's, freed by
+ * replication_stats_release()). 0 or COMMON_ENOMEM, engine codes. */
+int replication_stats_get(struct replication *r, struct replication_stats *out);
+void replication_stats_release(struct replication_stats *stats);
 
 #endif /* SINEW_REPLICATION_H */

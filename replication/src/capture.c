@@ -207,6 +207,11 @@ int replication__crdt_capture_hook(void *ctx, struct engine_db *db,
     ASSERT(crdt != NULL);
     ASSERT(db == crdt->db);
     replication__crdt_builder_init(&b);
+    rc = crdt->gate != NULL ? crdt->gate(crdt->gate_ctx, &b.cs.epoch) : 0;
+    if (rc != 0) {
+        replication__crdt_builder_close(&b);
+        return engine_commit_veto(commit, rc, "%s", error_message(db, rc));
+    }
     rc = collect(commit, &b);
     if (rc == 0 && has_schema(&b)) {
         rc = replication__crdt_schema_check(db, message, sizeof(message));

@@ -24,8 +24,9 @@
 
 #include "common.h"
 #include "engine.h"
+#include "replication.h"
 
-#define REPLICATION__SITE_ID_BYTES 16
+#define REPLICATION__SITE_ID_BYTES REPLICATION_SITE_ID_BYTES
 
 enum replication__op {
     REPLICATION__OP_ALIVE = 1,  /* the row exists (INSERT) */
@@ -58,6 +59,10 @@ struct replication__changeset {
     uint64_t version; /* gapless per origin, from 1: the sync cursor */
     uint64_t hlc;     /* the transaction's stamp (hlc.h's layout) */
     uint64_t epoch;   /* leader mode: the writer's epoch; 0 in crdt mode */
+    /* The origin's schema when it committed: a hash of its tables and
+     * indexes (crdt_schema.c, crdt.md §6.8 "every envelope carries
+     * schema_version"); equal hashes mean equal schemas. 0: unknown. */
+    uint64_t schema_hash;
     const struct replication__table *tables;
     size_t table_count;
     const struct replication__record *records;

@@ -30,6 +30,7 @@ static void peek_fields(const uint8_t *b, struct replication__chunk_info *out)
     out->version = common_get_u64le(b + REPLICATION__WIRE_AT_SEQ);
     out->hlc = common_get_u64le(b + REPLICATION__WIRE_AT_HLC);
     out->epoch = common_get_u64le(b + REPLICATION__WIRE_AT_EPOCH);
+    out->schema_hash = common_get_u64le(b + REPLICATION__WIRE_AT_SCHEMA);
     out->index = common_get_u32le(b + REPLICATION__WIRE_AT_INDEX);
     out->count = common_get_u32le(b + REPLICATION__WIRE_AT_COUNT);
     out->payload_size = common_get_u64le(b + REPLICATION__WIRE_AT_PAYLOAD_SIZE);

@@ -140,7 +140,8 @@ static bool pending_is_consistent(const struct pending *p,
 {
     const struct replication__chunk_info *f = &p->info;
 
-    return f->hlc == c->hlc && f->epoch == c->epoch && f->count == c->count &&
+    return f->hlc == c->hlc && f->epoch == c->epoch &&
+           f->schema_hash == c->schema_hash && f->count == c->count &&
            f->flags == c->flags && f->payload_size == c->payload_size &&
            f->body_size == c->body_size && f->body_check == c->body_check &&
            f->piece_size == c->piece_size;

@@ -32,7 +32,7 @@
 
 /* Header and checksum bytes of every chunk (changeset_wire.h); a chunk
  * limit must leave room for at least one payload byte after them. */
-#define REPLICATION__CHUNK_OVERHEAD 90
+#define REPLICATION__CHUNK_OVERHEAD 98
 
 /* ------------------------------------------------------------------------
  * Encoding
@@ -51,6 +51,7 @@ struct replication__encoding {
     uint64_t version;     /* copied from the change set */
     uint64_t hlc;         /* copied from the change set */
     uint64_t epoch;       /* copied from the change set */
+    uint64_t schema_hash; /* copied from the change set */
     uint32_t piece_size;  /* payload bytes in every chunk but the last */
     uint32_t chunk_count; /* >= 1 */
 };
@@ -95,6 +96,7 @@ struct replication__chunk_info {
     uint64_t version;
     uint64_t hlc;
     uint64_t epoch;
+    uint64_t schema_hash;
     uint32_t index; /* < count */
     uint32_t count; /* chunks of the set, >= 1 */
     uint8_t flags;  /* REPLICATION__WIRE_FLAG_* */

@@ -329,6 +329,7 @@ int replication__payload_decode(const struct replication__chunk_info *info,
     d->set.version = info->version;
     d->set.hlc = info->hlc;
     d->set.epoch = info->epoch;
+    d->set.schema_hash = info->schema_hash;
     *out = d;
     return 0;
 

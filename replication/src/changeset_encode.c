@@ -197,6 +197,7 @@ int replication__changeset_encode(const struct replication__changeset *cs,
     enc.version = cs->version;
     enc.hlc = cs->hlc;
     enc.epoch = cs->epoch;
+    enc.schema_hash = cs->schema_hash;
     piece = max_chunk_bytes - REPLICATION__CHUNK_OVERHEAD;
     if (piece > enc.payload_size) {
         piece = enc.payload_size;
@@ -231,6 +232,7 @@ int replication__encoding_chunk(const struct replication__encoding *enc,
     common_put_u64le(header + REPLICATION__WIRE_AT_SEQ, enc->version);
     common_put_u64le(header + REPLICATION__WIRE_AT_HLC, enc->hlc);
     common_put_u64le(header + REPLICATION__WIRE_AT_EPOCH, enc->epoch);
+    common_put_u64le(header + REPLICATION__WIRE_AT_SCHEMA, enc->schema_hash);
     common_put_u32le(header + REPLICATION__WIRE_AT_INDEX, index);
     common_put_u32le(header + REPLICATION__WIRE_AT_COUNT, enc->chunk_count);
     common_put_u64le(header + REPLICATION__WIRE_AT_PAYLOAD_SIZE,

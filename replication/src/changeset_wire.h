@@ -14,15 +14,17 @@
  *   22     8    version (per origin, gapless)
  *   30     8    hlc
  *   38     8    epoch
- *   46     4    chunk index, < chunk count
- *   50     4    chunk count, = ceil(payload size / piece size)
- *   54     8    payload size (bytes over all chunks)
- *   62     8    body size (uncompressed; = payload size unless lz4)
- *   70     8    body checksum: XXH3-64 of the uncompressed body, seed 0
- *   78     4    piece size: payload bytes in every chunk but the last
- *   82     n    this chunk's payload bytes, from offset index * piece size
- *   82+n   8    chunk checksum: XXH3-64 of the n payload bytes, seeded
- *               with XXH3-64 of bytes 0 .. 82 seeded with 0x53434e53
+ *   46     8    schema hash: the origin's schema when it committed
+ *               (crdt_schema.c; 0 when unknown)
+ *   54     4    chunk index, < chunk count
+ *   58     4    chunk count, = ceil(payload size / piece size)
+ *   62     8    payload size (bytes over all chunks)
+ *   70     8    body size (uncompressed; = payload size unless lz4)
+ *   78     8    body checksum: XXH3-64 of the uncompressed body, seed 0
+ *   86     4    piece size: payload bytes in every chunk but the last
+ *   90     n    this chunk's payload bytes, from offset index * piece size
+ *   90+n   8    chunk checksum: XXH3-64 of the n payload bytes, seeded
+ *               with XXH3-64 of bytes 0 .. 90 seeded with 0x53434e53
  *
  * The body is msgpack: [tables, records], tables an array of [name (str),
  * columns (array of str)], records an array of [op, table, key] (ALIVE,
@@ -49,13 +51,14 @@
 #define REPLICATION__WIRE_AT_SEQ 22
 #define REPLICATION__WIRE_AT_HLC 30
 #define REPLICATION__WIRE_AT_EPOCH 38
-#define REPLICATION__WIRE_AT_INDEX 46
-#define REPLICATION__WIRE_AT_COUNT 50
-#define REPLICATION__WIRE_AT_PAYLOAD_SIZE 54
-#define REPLICATION__WIRE_AT_BODY_SIZE 62
-#define REPLICATION__WIRE_AT_BODY_CHECK 70
-#define REPLICATION__WIRE_AT_PIECE_SIZE 78
-#define REPLICATION__WIRE_HEADER_SIZE 82
+#define REPLICATION__WIRE_AT_SCHEMA 46
+#define REPLICATION__WIRE_AT_INDEX 54
+#define REPLICATION__WIRE_AT_COUNT 58
+#define REPLICATION__WIRE_AT_PAYLOAD_SIZE 62
+#define REPLICATION__WIRE_AT_BODY_SIZE 70
+#define REPLICATION__WIRE_AT_BODY_CHECK 78
+#define REPLICATION__WIRE_AT_PIECE_SIZE 86
+#define REPLICATION__WIRE_HEADER_SIZE 90
 #define REPLICATION__WIRE_CHECK_SIZE 8
 
 /* ------------------------------------------------------------------------

@@ -158,6 +158,8 @@ int replication__crdt_open(const struct replication__crdt_config *config,
     crdt->db = config->db;
     crdt->clock = config->clock;
     crdt->log = config->log;
+    crdt->gate = config->gate;
+    crdt->gate_ctx = config->gate_ctx;
     rc = replication__crdt_store_create(crdt->db);
     if (rc == 0) {
         rc = load_site(crdt, config);

@@ -21,10 +21,11 @@
  *                                     visible and in shadow otherwise
  *   sinew_crdt_vv(site, head)         version vector: per origin, the
  *                                     highest version applied (contiguous)
- *   sinew_crdt_log(version, chunk, hlc, bytes)
- *                                     the local change sets as the wire
- *                                     codec encodes them (changeset_codec.h),
- *                                     one row per chunk of at most
+ *   sinew_crdt_log(origin, version, chunk, hlc, bytes)
+ *                                     every change set held, local and
+ *                                     merged, as the wire codec encodes
+ *                                     them (changeset_codec.h), one row per
+ *                                     chunk of at most
  *                                     REPLICATION__CRDT_LOG_CHUNK_BYTES
  *   sinew_crdt_pending(origin, version, deferred, bytes)
  *                                     change sets from other sites that
@@ -90,6 +91,12 @@ struct replication__crdt_config {
     int (*random_bytes)(void *ctx, uint8_t *out, size_t size);
     void *random_ctx;      /* passed back to random_bytes, borrowed */
     struct common_log log; /* copied; deferrals are logged at WARN */
+    /* Asked at every local commit before anything is captured: 0 lets it
+     * commit, with *epoch the epoch its change set carries (leader mode;
+     * left 0 in crdt mode); an error vetoes the commit with the error's
+     * message (REPLICATION_ENOTWRITER). NULL: every commit, epoch 0. */
+    int (*gate)(void *ctx, uint64_t *epoch);
+    void *gate_ctx;
 };
 
 /* Creates the system tables if missing, reads or makes the site id,
@@ -107,28 +114,41 @@ void replication__crdt_close(struct replication__crdt *crdt);
 /* The local site id, REPLICATION__SITE_ID_BYTES bytes owned by crdt. */
 const uint8_t *replication__crdt_site(const struct replication__crdt *crdt);
 
+/* The version vector: one entry per origin with a head above 0, into
+ * *heads (common_malloc'd, NULL when empty; *count entries). */
+struct replication__head;
+int replication__crdt_vv_list(struct replication__crdt *crdt,
+                              struct replication__head **heads, size_t *count);
+
+/* The head of origin (REPLICATION__SITE_ID_BYTES, borrowed): versions
+ * 1..head are applied; 0 for an unknown origin. */
+int replication__crdt_head(struct replication__crdt *crdt,
+                           const uint8_t *origin, uint64_t *head);
+
 /* The last local version committed (0 before the first). */
 int replication__crdt_local_version(struct replication__crdt *crdt,
                                     uint64_t *out);
 
-/* Calls visit for each local change set with a version above after, in
- * version order, decoded from the log; the change set is borrowed for the
- * call. A non-zero return from visit stops the walk and is returned;
- * COMMON_ECORRUPT and the decoder's errors when the stored bytes do not
- * decode. */
+/* Calls visit for each change set of origin (REPLICATION__SITE_ID_BYTES
+ * bytes, borrowed; replication__crdt_site() for the local ones) with a
+ * version above after, in version order, decoded from the log; the change
+ * set is borrowed for the call. A non-zero return from visit stops the walk and
+ * is returned; COMMON_ECORRUPT and the decoder's errors when the stored bytes
+ * do not decode. */
 typedef int (*replication__crdt_visit_cb)(
     void *ctx, const struct replication__changeset *cs);
-int replication__crdt_log_since(struct replication__crdt *crdt, uint64_t after,
+int replication__crdt_log_since(struct replication__crdt *crdt,
+                                const uint8_t *origin, uint64_t after,
                                 replication__crdt_visit_cb visit, void *ctx);
 
-/* Calls visit for each stored chunk (changeset_codec.h) of the local
+/* Calls visit for each stored chunk (changeset_codec.h) of origin's
  * change sets with a version above after, in version then chunk order:
  * size bytes at bytes, borrowed for the call, ready to send. A non-zero
  * return from visit stops the walk and is returned. */
 typedef int (*replication__crdt_bytes_cb)(void *ctx, const uint8_t *bytes,
                                           size_t size);
 int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
-                                      uint64_t after,
+                                      const uint8_t *origin, uint64_t after,
                                       replication__crdt_bytes_cb visit,
                                       void *ctx);
 

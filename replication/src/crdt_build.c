@@ -283,6 +283,7 @@ int replication__crdt_changeset_clone(const struct replication__changeset *src,
     b->cs.version = src->version;
     b->cs.hlc = src->hlc;
     b->cs.epoch = src->epoch;
+    b->cs.schema_hash = src->schema_hash;
     *out = &b->cs;
     return 0;
 }

@@ -48,6 +48,8 @@ struct replication__crdt {
     struct engine_db *db; /* borrowed */
     struct hlc *clock;    /* borrowed */
     struct common_log log;
+    int (*gate)(void *ctx, uint64_t *epoch); /* crdt.h's config */
+    void *gate_ctx;
     uint8_t site[REPLICATION__SITE_ID_BYTES];
     struct engine_stmt *stmts[CRDT_STMT_COUNT]; /* NULL until used */
     struct replication__changeset **held; /* owned copies, arrival order */

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT
  *
- * crdt_log.c: the local change log, the change sets this site committed,
- * by gapless version (crdt.md §6.4 "Local commit path"): what anti-entropy
- * will ship to peers that lack them.
+ * crdt_log.c: the change log, every change set this database holds by
+ * origin and gapless version: the ones this site committed (crdt.md §6.4
+ * "Local commit path") and the ones merged from other sites, so a node
+ * relays other origins' history to peers that lack it (crdt.md §5 #3,
+ * #23, #24) rather than every node needing contact with every other.
  *
  * Storage: each change set as the wire codec encodes it
  * (changeset_codec.h), cut into chunks of at most
  * REPLICATION__CRDT_LOG_CHUNK_BYTES, one row per chunk in
- * sinew_crdt_log(version, chunk, hlc, bytes), written in the committing
- * transaction. The stored chunks are the bytes a peer receives, so
- * shipping hands them out as they are (replication__crdt_log_bytes_since);
- * replication__crdt_log_since decodes them through a reassembler. Pruning
- * acknowledged versions is not done yet.
+ * sinew_crdt_log(origin, version, chunk, hlc, bytes), written in the
+ * transaction that commits (local) or merges (remote) the set. The stored
+ * chunks are the bytes a peer receives, so shipping hands them out as they
+ * are (replication__crdt_log_bytes_since); replication__crdt_log_since
+ * decodes them through a reassembler.
  */
 #include <string.h>
 
@@ -31,16 +33,19 @@ static int put_chunk(struct replication__crdt *crdt,
         rc = replication__crdt_stmt(crdt, CRDT_LOG_PUT, &stmt);
     }
     if (rc == 0) {
-        rc = engine_bind_int64(stmt, 1, (int64_t)enc->version);
+        rc = engine_bind_blob(stmt, 1, enc->origin, sizeof(enc->origin));
     }
     if (rc == 0) {
-        rc = engine_bind_int64(stmt, 2, (int64_t)index);
+        rc = engine_bind_int64(stmt, 2, (int64_t)enc->version);
     }
     if (rc == 0) {
-        rc = engine_bind_int64(stmt, 3, (int64_t)enc->hlc);
+        rc = engine_bind_int64(stmt, 3, (int64_t)index);
     }
     if (rc == 0) {
-        rc = engine_bind_blob(stmt, 4, chunk->data, (int)chunk->size);
+        rc = engine_bind_int64(stmt, 4, (int64_t)enc->hlc);
+    }
+    if (rc == 0) {
+        rc = engine_bind_blob(stmt, 5, chunk->data, (int)chunk->size);
     }
     return rc == 0 ? replication__crdt_step_done(crdt, stmt) : rc;
 }
@@ -69,7 +74,7 @@ cleanup:
 }
 
 int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
-                                      uint64_t after,
+                                      const uint8_t *origin, uint64_t after,
                                       replication__crdt_bytes_cb visit,
                                       void *ctx)
 {
@@ -77,13 +82,17 @@ int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
     int rc;
 
     ASSERT(crdt != NULL);
+    ASSERT(origin != NULL);
     ASSERT(visit != NULL);
     rc = engine_prepare(crdt->db,
-                        "SELECT bytes FROM sinew_crdt_log WHERE version > ?1"
-                        " ORDER BY version, chunk",
+                        "SELECT bytes FROM sinew_crdt_log WHERE origin = ?1"
+                        " AND version > ?2 ORDER BY version, chunk",
                         -1, &stmt, NULL);
     if (rc == 0) {
-        rc = engine_bind_int64(stmt, 1, (int64_t)after);
+        rc = engine_bind_blob(stmt, 1, origin, REPLICATION__SITE_ID_BYTES);
+    }
+    if (rc == 0) {
+        rc = engine_bind_int64(stmt, 2, (int64_t)after);
     }
     while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
         rc = visit(ctx, engine_column_blob(stmt, 0),
@@ -115,7 +124,8 @@ static int decode_chunk(void *ctx, const uint8_t *bytes, size_t size)
     return rc;
 }
 
-int replication__crdt_log_since(struct replication__crdt *crdt, uint64_t after,
+int replication__crdt_log_since(struct replication__crdt *crdt,
+                                const uint8_t *origin, uint64_t after,
                                 replication__crdt_visit_cb visit, void *ctx)
 {
     const struct replication__chunks_config config = {
@@ -128,7 +138,8 @@ int replication__crdt_log_since(struct replication__crdt *crdt, uint64_t after,
     if (rc != 0) {
         return rc;
     }
-    rc = replication__crdt_log_bytes_since(crdt, after, decode_chunk, &d);
+    rc = replication__crdt_log_bytes_since(crdt, origin, after, decode_chunk,
+                                           &d);
     if (rc == 0 && replication__chunks_bytes(d.chunks) > 0) {
         rc = COMMON_ECORRUPT; /* a version whose chunks are not all there */
     }

@@ -493,6 +493,9 @@ static int merge_cb(void *ctx, struct engine_db *db)
         rc = replication__crdt_vv_put(m->crdt, m->cs->origin, m->cs->version);
     }
     if (rc == 0) {
+        rc = replication__crdt_log_append(m->crdt, m->cs); /* to relay */
+    }
+    if (rc == 0) {
         rc = replication__crdt_meta_put(m->crdt, "hlc",
                                         hlc_high_water(m->crdt->clock));
     }

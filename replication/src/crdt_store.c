@@ -30,9 +30,9 @@ static const char *const create_sql =
     " has_shadow INTEGER, shadow, PRIMARY KEY(tbl, pk, col));"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_vv(site BLOB PRIMARY KEY,"
     " head INTEGER);"
-    "CREATE TABLE IF NOT EXISTS sinew_crdt_log(version INTEGER NOT NULL,"
-    " chunk INTEGER NOT NULL, hlc INTEGER, bytes BLOB NOT NULL,"
-    " PRIMARY KEY(version, chunk));"
+    "CREATE TABLE IF NOT EXISTS sinew_crdt_log(origin BLOB NOT NULL,"
+    " version INTEGER NOT NULL, chunk INTEGER NOT NULL, hlc INTEGER,"
+    " bytes BLOB NOT NULL, PRIMARY KEY(origin, version, chunk));"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_pending(origin BLOB NOT NULL,"
     " version INTEGER NOT NULL, deferred INTEGER, bytes BLOB NOT NULL,"
     " PRIMARY KEY(origin, version));";
@@ -62,7 +62,7 @@ static const char *const stmt_sql[CRDT_STMT_COUNT] = {
     [CRDT_META_GET] = "SELECT value FROM sinew_crdt_meta WHERE name = ?1",
     [CRDT_META_PUT] = "INSERT OR REPLACE INTO sinew_crdt_meta"
                       " VALUES (?1, ?2)",
-    [CRDT_LOG_PUT] = "INSERT INTO sinew_crdt_log VALUES (?1, ?2, ?3, ?4)",
+    [CRDT_LOG_PUT] = "INSERT INTO sinew_crdt_log VALUES (?1, ?2, ?3, ?4, ?5)",
     [CRDT_PENDING_PUT] = "INSERT OR REPLACE INTO sinew_crdt_pending"
                          " VALUES (?1, ?2, ?3, ?4)",
     [CRDT_PENDING_MARK] = "UPDATE sinew_crdt_pending SET deferred = ?3"

@@ -165,6 +165,7 @@ static void random_set(struct builder *b, struct common_test_rng *rng,
     cs->version = common_test_rng_next(rng);
     cs->hlc = common_test_rng_next(rng);
     cs->epoch = common_test_rng_next(rng);
+    cs->schema_hash = common_test_rng_next(rng);
     cs->table_count = (size_t)common_test_rng_below(rng, tables_max + 1);
     b->tables = builder_alloc(b, cs->table_count * sizeof(*b->tables));
     for (size_t t = 0; t < cs->table_count; t++) {
@@ -233,6 +234,7 @@ static void assert_set_equal(const struct replication__changeset *a,
     assert_true(a->version == b->version);
     assert_true(a->hlc == b->hlc);
     assert_true(a->epoch == b->epoch);
+    assert_true(a->schema_hash == b->schema_hash);
     assert_int_equal(a->table_count, b->table_count);
     for (size_t t = 0; t < a->table_count; t++) {
         assert_string_equal(a->tables[t].name, b->tables[t].name);
@@ -296,6 +298,7 @@ static void craft_chunk(const struct replication__chunk_info *info,
     common_put_u64le(h + REPLICATION__WIRE_AT_SEQ, info->version);
     common_put_u64le(h + REPLICATION__WIRE_AT_HLC, info->hlc);
     common_put_u64le(h + REPLICATION__WIRE_AT_EPOCH, info->epoch);
+    common_put_u64le(h + REPLICATION__WIRE_AT_SCHEMA, info->schema_hash);
     common_put_u32le(h + REPLICATION__WIRE_AT_INDEX, info->index);
     common_put_u32le(h + REPLICATION__WIRE_AT_COUNT, info->count);
     common_put_u64le(h + REPLICATION__WIRE_AT_PAYLOAD_SIZE, info->payload_size);
@@ -691,6 +694,44 @@ static void changeset_chunks_duplicate_differs(void **state)
     replication__chunks_destroy(r);
 }
 
+/* The schema hash is part of a set's identity on the wire: it sits at its
+ * documented offset, and a chunk whose hash differs from its set's first
+ * chunk is refused like any other header field. */
+static void changeset_chunks_schema_hash_differs(void **state)
+{
+    struct replication__chunks_config config = {.bytes_max = 1 << 20,
+                                                .sets_max = 1};
+    struct replication__chunk_info info = {.count = 2,
+                                           .payload_size = 20,
+                                           .body_size = 20,
+                                           .piece_size = 10,
+                                           .schema_hash = 0x1122334455667788};
+    struct replication__chunk_info peeked;
+    uint8_t piece[10] = {1, 2, 3};
+    struct replication__decoded *d = NULL;
+    struct replication__chunks *r;
+    struct common_buf chunk;
+
+    (void)state;
+    assert_int_equal(replication__chunks_create(&config, &r), 0);
+    craft_chunk(&info, piece, sizeof(piece), &chunk);
+    assert_int_equal(common_get_u64le(chunk.data + 46), info.schema_hash);
+    assert_int_equal(replication__chunk_peek(chunk.data, chunk.size, &peeked),
+                     0);
+    assert_int_equal(peeked.schema_hash, info.schema_hash);
+    assert_int_equal(replication__chunks_add(r, chunk.data, chunk.size, &d), 0);
+    common_buf_close(&chunk);
+    info.index = 1;
+    info.schema_hash++;
+    craft_chunk(&info, piece, sizeof(piece), &chunk);
+    assert_int_equal(replication__chunks_add(r, chunk.data, chunk.size, &d),
+                     REPLICATION_EFORMAT);
+    assert_null(d);
+    assert_int_equal(replication__chunks_bytes(r), 20);
+    common_buf_close(&chunk);
+    replication__chunks_destroy(r);
+}
+
 /* Sizes a hostile header claims cost nothing until they pass the limits. */
 static void changeset_chunks_bounded(void **state)
 {
@@ -958,6 +999,7 @@ int main(void)
         cmocka_unit_test(changeset_chunks_compressed),
         cmocka_unit_test(changeset_chunks_inconsistent),
         cmocka_unit_test(changeset_chunks_duplicate_differs),
+        cmocka_unit_test(changeset_chunks_schema_hash_differs),
         cmocka_unit_test(changeset_chunks_bounded),
         cmocka_unit_test(changeset_corruption_refused),
         cmocka_unit_test(changeset_wrong_version_refused),

@@ -69,7 +69,7 @@ static void node_log(void *ctx, int level, const char *file, int line,
 static void node_open(struct node *node, uint8_t site_byte)
 {
     struct hlc_config hc;
-    struct replication__crdt_config config;
+    struct replication__crdt_config config = {0};
 
     memset(node, 0, sizeof(*node));
     node->now_ms = T0;
@@ -118,8 +118,9 @@ static int collect_cb(void *ctx, const struct replication__changeset *cs)
 /* Puts node's new local change sets into the pool. */
 static void ship(struct node *node, struct pool *pool)
 {
-    assert_int_equal(replication__crdt_log_since(node->crdt, node->shipped,
-                                                 collect_cb, pool),
+    assert_int_equal(replication__crdt_log_since(
+                         node->crdt, replication__crdt_site(node->crdt),
+                         node->shipped, collect_cb, pool),
                      0);
     assert_int_equal(
         replication__crdt_local_version(node->crdt, &node->shipped), 0);
@@ -571,7 +572,7 @@ static void crdt_schema_restrictions_refused(void **state)
 static void crdt_site_id_persists(void **state)
 {
     struct node *a = &fx.nodes[0];
-    struct replication__crdt_config config;
+    struct replication__crdt_config config = {0};
 
     (void)state;
     open_nodes(1);
@@ -624,7 +625,7 @@ static void crdt_reopen_keeps_site_version_and_clock(void **state)
     char dir[] = "/tmp/sinew_crdt_XXXXXX";
     char path[64], wal[80];
     struct node *a = &fx.nodes[0];
-    struct replication__crdt_config config;
+    struct replication__crdt_config config = {0};
     struct hlc_config hc;
     uint64_t version, first;
 
@@ -640,7 +641,7 @@ static void crdt_reopen_keeps_site_version_and_clock(void **state)
     assert_int_equal(engine_open(path, &a->db), 0);
     exec(a, schema);
     config = (struct replication__crdt_config){
-        a->db, &a->clock, node_random, a, {NULL, 0, NULL}};
+        a->db, &a->clock, node_random, a, {NULL, 0, NULL}, NULL, NULL};
     assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
     exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     first = engine_last_stamp(a->db);
@@ -652,7 +653,7 @@ static void crdt_reopen_keeps_site_version_and_clock(void **state)
     hlc_init(&a->clock, &hc);
     assert_int_equal(engine_open(path, &a->db), 0);
     config = (struct replication__crdt_config){
-        a->db, &a->clock, node_random, a, {NULL, 0, NULL}};
+        a->db, &a->clock, node_random, a, {NULL, 0, NULL}, NULL, NULL};
     assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
     fx.node_count = 1;
     assert_int_equal(replication__crdt_site(a->crdt)[0], 0xaa);

@@ -67,7 +67,7 @@ static void node_attach(struct node *node)
 {
     struct hlc_config hc = {{node, node_now_ms}, HLC_MAX_OFFSET_MS_DEFAULT};
     struct replication__crdt_config config = {
-        node->db, &node->clock, node_random, node, {NULL, 0, NULL}};
+        node->db, &node->clock, node_random, node, {NULL, 0, NULL}, NULL, NULL};
 
     hlc_init(&node->clock, &hc);
     assert_int_equal(replication__crdt_open(&config, &node->crdt), 0);
@@ -122,8 +122,10 @@ static int collect_cb(void *ctx, const struct replication__changeset *cs)
 
 static void collect(struct node *node, struct pool *pool)
 {
-    assert_int_equal(
-        replication__crdt_log_since(node->crdt, 0, collect_cb, pool), 0);
+    assert_int_equal(replication__crdt_log_since(
+                         node->crdt, replication__crdt_site(node->crdt), 0,
+                         collect_cb, pool),
+                     0);
 }
 
 static void pool_free(struct pool *pool)
@@ -345,7 +347,9 @@ static void crdt_log_round_trips_through_codec(void **state)
     assert_int_equal(fx.pools[0].items[5]->records[0].op,
                      REPLICATION__OP_SCHEMA);
     assert_int_equal(
-        replication__crdt_log_bytes_since(a->crdt, 0, chunk_cb, &stats), 0);
+        replication__crdt_log_bytes_since(
+            a->crdt, replication__crdt_site(a->crdt), 0, chunk_cb, &stats),
+        0);
     assert_true(stats.count > 7);
     assert_int_equal(stats.multi, 5);
     assert_int_equal(stats.last_version, 7);

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * sync_receive.c: the receiving side (crdt.md §6.5): a peer's HELLO
+ * (refused when it names our own site id, crdt.md §5 #30, or another
+ * mode), its SUMMARY (moves our shipping cursors, carries leader mode's
+ * fence), and change-set chunks: dropped when already covered or fenced,
+ * reassembled, then merged (crdt.c holds early and future-stamped ones).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "sync_int.h"
+
+static void site_text(const uint8_t *site, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+
+    for (i = 0; i < 8; i++) {
+        out[2 * i] = digits[site[i] >> 4];
+        out[2 * i + 1] = digits[site[i] & 15];
+    }
+    out[16] = '\0';
+}
+
+void replication__on_hello(struct replication *r,
+                           struct replication__peer *peer, const uint8_t *bytes,
+                           size_t size)
+{
+    struct replication__hello hello;
+    char site[17];
+    int rc;
+
+    rc = replication__hello_decode(bytes, size, &hello);
+    if (rc != 0) {
+        LOGF(&r->config.log, COMMON_LOG_WARN,
+             "replication: malformed hello dropped: %s",
+             replication_strerror(rc));
+        return;
+    }
+    memcpy(peer->site, hello.site, sizeof(peer->site));
+    site_text(hello.site, site);
+    if (memcmp(hello.site, replication_site_id(r), sizeof(hello.site)) == 0) {
+        peer->refused = true;
+        LOGF(&r->config.log, COMMON_LOG_ERROR,
+             "replication: peer has this database's own site id %s (a copied"
+             " database image?): not syncing with it; give one of the two a"
+             " fresh database",
+             site);
+        return;
+    }
+    if (hello.mode != (uint8_t)r->config.mode) {
+        peer->refused = true;
+        LOGF(&r->config.log, COMMON_LOG_ERROR,
+             "replication: peer site %s runs another replication mode (%u,"
+             " ours %u): not syncing with it",
+             site, (unsigned)hello.mode, (unsigned)r->config.mode);
+        return;
+    }
+    peer->hello = true;
+    peer->refused = false;
+}
+
+/* Moves origin's cursor by the peer's head (sync_int.h). */
+static int move_cursor(struct replication *r, struct replication__peer *peer,
+                       const struct replication__head *theirs)
+{
+    struct replication__cursor *c;
+    uint64_t mine = 0;
+    int rc;
+
+    c = replication__cursor_get(peer, theirs->site);
+    if (c == NULL) {
+        return COMMON_ENOMEM;
+    }
+    rc = replication__crdt_head(r->crdt, theirs->site, &mine);
+    if (rc != 0) {
+        return rc;
+    }
+    if (theirs->head > c->sent) {
+        c->sent = theirs->head;
+    } else if (peer->summary && theirs->head == c->their_head &&
+               c->sent > theirs->head) {
+        c->sent = theirs->head; /* no progress since: resend */
+    }
+    c->their_head = theirs->head;
+    c->target = mine;
+    return 0;
+}
+
+/* Origins we hold that the summary does not name: the peer has none. */
+static int move_absent(struct replication *r, struct replication__peer *peer,
+                       const struct replication__summary *summary)
+{
+    struct replication__head *heads = NULL;
+    struct replication__head none;
+    size_t count = 0, i, j;
+    int rc;
+
+    rc = replication__crdt_vv_list(r->crdt, &heads, &count);
+    for (i = 0; rc == 0 && i < count; i++) {
+        for (j = 0; j < summary->head_count; j++) {
+            if (memcmp(summary->heads[j].site, heads[i].site,
+                       REPLICATION_SITE_ID_BYTES) == 0) {
+                break;
+            }
+        }
+        if (j == summary->head_count) {
+            memcpy(none.site, heads[i].site, sizeof(none.site));
+            none.head = 0;
+            rc = move_cursor(r, peer, &none);
+        }
+    }
+    common_free(heads);
+    return rc;
+}
+
+void replication__on_summary(struct replication *r,
+                             struct replication__peer *peer,
+                             const uint8_t *bytes, size_t size)
+{
+    struct replication__summary summary;
+    size_t i;
+    int rc;
+
+    if (!peer->hello || peer->refused) {
+        return; /* before its hello (reordered): the next one will do */
+    }
+    rc = replication__summary_decode(bytes, size, &summary);
+    if (rc != 0) {
+        LOGF(&r->config.log, COMMON_LOG_WARN,
+             "replication: malformed summary dropped: %s",
+             replication_strerror(rc));
+        return;
+    }
+    if (r->config.mode == REPLICATION_MODE_LEADER) {
+        rc = replication__leader_adopt(
+            r, summary.epoch, summary.fence, summary.fence_count,
+            (summary.flags & REPLICATION__SUMMARY_FENCE_KNOWN) != 0);
+    }
+    for (i = 0; rc == 0 && i < summary.head_count; i++) {
+        rc = move_cursor(r, peer, &summary.heads[i]);
+    }
+    if (rc == 0) {
+        rc = move_absent(r, peer, &summary);
+    }
+    replication__summary_release(&summary);
+    if (rc != 0) {
+        LOGF(&r->config.log, COMMON_LOG_ERROR, "replication: summary: %s",
+             replication_strerror(rc));
+        return;
+    }
+    peer->summary = true;
+    peer->last_summary_ms = r->config.clock.now_ms(r->config.clock.ctx);
+    r->more = true; /* ship what it lacks at the next tick */
+}
+
+/* Merges a complete change set; errors are the set's, not the peer's. */
+static void apply(struct replication *r, struct replication__decoded *decoded)
+{
+    const struct replication__changeset *cs = &decoded->set;
+    char site[17];
+    int rc;
+
+    rc = replication__crdt_apply(r->crdt, cs);
+    if (rc == 0 || rc == REPLICATION_EDEFERRED) {
+        r->applied += rc == 0;
+        return;
+    }
+    r->refused++;
+    site_text(cs->origin, site);
+    LOGF(&r->config.log,
+         rc == COMMON_ETOOBIG ? COMMON_LOG_WARN : COMMON_LOG_ERROR,
+         "replication: change set origin=%s version=%" PRIu64
+         " not applied: %s (anti-entropy sends it again)",
+         site, cs->version, replication_strerror(rc));
+}
+
+void replication__on_chunk(struct replication *r,
+                           struct replication__peer *peer, const uint8_t *bytes,
+                           size_t size)
+{
+    struct replication__chunk_info info;
+    struct replication__decoded *decoded = NULL;
+    uint64_t head = 0;
+    int rc;
+
+    if (!peer->hello || peer->refused) {
+        return;
+    }
+    peer->chunks_received++;
+    rc = replication__chunk_peek(bytes, size, &info);
+    if (rc == 0) {
+        rc = replication__crdt_head(r->crdt, info.origin, &head);
+    }
+    if (rc == 0 && info.version <= head) {
+        return; /* covered: a duplicate or a relay we already had */
+    }
+    if (rc == 0 && r->config.mode == REPLICATION_MODE_LEADER) {
+        rc =
+            replication__leader_admit(r, info.origin, info.version, info.epoch);
+    }
+    if (rc == 0) {
+        rc = replication__chunks_add(r->chunks, bytes, size, &decoded);
+    }
+    if (rc != 0) {
+        r->refused += rc == REPLICATION_EFENCED;
+        LOGF(&r->config.log,
+             rc == REPLICATION_EFENCED ? COMMON_LOG_WARN : COMMON_LOG_ERROR,
+             "replication: chunk dropped: %s", replication_strerror(rc));
+        return;
+    }
+    if (decoded != NULL) {
+        apply(r, decoded);
+        replication__decoded_destroy(decoded);
+    }
+}
