@@ -169,7 +169,7 @@ void replication_connected(struct replication *r,
     peer->refused = false;
     peer->summary = false;
     peer->blocked = false;
-    replication__greet(r, peer);
+    replication__send_summary(r, peer);
 }
 
 void replication_disconnected(struct replication *r,

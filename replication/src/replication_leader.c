@@ -104,6 +104,7 @@ static int fence_load(struct replication *r)
         memcpy(grown[r->fence_count].site, engine_column_blob(stmt, 0),
                REPLICATION_SITE_ID_BYTES);
         grown[r->fence_count++].head = (uint64_t)engine_column_int64(stmt, 1);
+        rc = 0;
     }
     engine_finalize(stmt);
     return rc == ENGINE_DONE ? 0 : rc;

@@ -63,7 +63,9 @@ static bool send_message(struct replication *r, struct replication__peer *peer,
     return rc == 0;
 }
 
-void replication__greet(struct replication *r, struct replication__peer *peer)
+/* HELLO goes out with every SUMMARY: either may be lost on a live
+ * connection, and a peer accepts summaries only after a HELLO. */
+static void send_hello(struct replication *r, struct replication__peer *peer)
 {
     struct replication__hello hello;
     struct common_buf buf;
@@ -77,7 +79,6 @@ void replication__greet(struct replication *r, struct replication__peer *peer)
         (void)send_message(r, peer, REPLICATION__MSG_HELLO, &buf);
     }
     common_buf_close(&buf);
-    replication__send_summary(r, peer);
 }
 
 void replication__send_summary(struct replication *r,
@@ -91,6 +92,7 @@ void replication__send_summary(struct replication *r,
     if (!peer->connected || peer->refused) {
         return;
     }
+    send_hello(r, peer);
     rc = replication__crdt_vv_list(r->crdt, &heads, &summary.head_count);
     if (rc != 0) {
         LOGF(&r->config.log, COMMON_LOG_ERROR, "replication: summary: %s",

@@ -77,9 +77,8 @@ replication__peer_find(struct replication *r,
 struct replication__cursor *
 replication__cursor_get(struct replication__peer *peer, const uint8_t *origin);
 
-/* Sends HELLO and SUMMARY to peer (best effort: a full queue waits for the
- * next interval). */
-void replication__greet(struct replication *r, struct replication__peer *peer);
+/* Sends HELLO and SUMMARY to peer (best effort: a full queue or a lost
+ * message waits for the next interval). */
 void replication__send_summary(struct replication *r,
                                struct replication__peer *peer);
 

@@ -342,6 +342,10 @@ int cluster_exec_rc(struct cluster *c, unsigned i, const char *sql)
 
     assert_true(node->up);
     rc = engine_exec(node->db, sql, NULL, NULL);
+    node->last_stamp = engine_last_stamp(node->db);
+    node->last_changes = engine_changes(node->db);
+    snprintf(node->last_error, sizeof(node->last_error), "%s",
+             engine_errmsg(node->db));
     tick(node);
     return rc;
 }

@@ -46,6 +46,9 @@ struct cluster_node {
     bool links[CLUSTER_NODES_MAX]; /* keeps a connection to node j */
     uint64_t writer_epoch;         /* leader mode: > 0 while the writer */
     uint8_t site_byte;             /* the site id's byte; 0: 0x11 * (i+1) */
+    uint64_t last_stamp;           /* cluster_exec's commit stamp (its HLC) */
+    int64_t last_changes;          /* and its engine_changes() */
+    char last_error[256];          /* and its engine_errmsg() */
     unsigned errors;               /* ERROR lines logged */
     unsigned warnings;             /* WARN lines logged */
 };
@@ -88,7 +91,8 @@ void cluster_pause(struct cluster *c, unsigned i, bool paused);
 void cluster_run(struct cluster *c, uint64_t ms);
 
 /* Runs sql on node i and ticks it (a commit ships at once); fails the
- * test on error. cluster_exec_rc returns the code instead. */
+ * test on error. cluster_exec_rc returns the code instead. Both note the
+ * statement's stamp and changes() before the tick (which may merge). */
 void cluster_exec(struct cluster *c, unsigned i, const char *sql);
 int cluster_exec_rc(struct cluster *c, unsigned i, const char *sql);
 

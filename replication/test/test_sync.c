@@ -130,6 +130,119 @@ static void sync_restarted_node_catches_up(void **state)
     cluster_free(&cl);
 }
 
+/* Leader mode: the writer's commits reach every follower, in order;
+ * followers refuse local writes with "not the writer". */
+static void leader_followers_follow(void **state)
+{
+    struct replication_stats stats;
+
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_LEADER, schema, 6, false);
+    cl.nodes[0].writer_epoch = 1;
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    for (int i = 0; i < 50; i++) {
+        char sql[128];
+
+        snprintf(sql, sizeof(sql), "INSERT INTO t VALUES ('k%02d', %d, 0)", i,
+                 i);
+        cluster_exec(&cl, 0, sql);
+    }
+    cluster_exec(&cl, 0, "UPDATE t SET b = a * 2 WHERE a % 2 = 0");
+    assert_int_equal(
+        cluster_exec_rc(&cl, 1, "INSERT INTO t VALUES ('follower', 1, 1)"),
+        REPLICATION_ENOTWRITER);
+    assert_string_equal(cl.nodes[1].last_error, "not the writer");
+    cluster_run(&cl, 1000);
+    cluster_assert_query(&cl, 2, "SELECT count(*), sum(b) FROM t", "50|1200");
+    cluster_assert_converged(&cl);
+    assert_int_equal(replication_stats_get(cl.nodes[2].replication, &stats), 0);
+    assert_int_equal(stats.epoch, 1);
+    assert_false(stats.diverged);
+    replication_stats_release(&stats);
+    cluster_free(&cl);
+}
+
+/* Leader mode: the writer is cut off and keeps committing; a new writer
+ * takes over at a higher epoch. After the partition heals, the deposed
+ * writer's late commits are refused everywhere, it knows it diverged and
+ * refuses writes, and the followers hold exactly the new writer's state. */
+static void leader_deposed_writer_is_fenced(void **state)
+{
+    struct replication_stats stats;
+
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_LEADER, schema, 7, false);
+    cl.nodes[0].writer_epoch = 1;
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('before', 1, 1)");
+    cluster_run(&cl, 500);
+    assert_int_equal(transport_memory_network_partition(cl.net, &cl.nodes[0].id,
+                                                        &cl.nodes[1].id, true),
+                     0);
+    assert_int_equal(transport_memory_network_partition(cl.net, &cl.nodes[0].id,
+                                                        &cl.nodes[2].id, true),
+                     0);
+    (void)transport_memory_network_reset(cl.net, &cl.nodes[0].id,
+                                         &cl.nodes[1].id);
+    (void)transport_memory_network_reset(cl.net, &cl.nodes[0].id,
+                                         &cl.nodes[2].id);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('late', 1, 1)");
+    cluster_exec(&cl, 0, "UPDATE t SET a = 'late' WHERE id = 'before'");
+    cl.nodes[1].writer_epoch = 2;
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 1, "INSERT INTO t VALUES ('new', 2, 2)");
+    transport_memory_network_heal_all(cl.net);
+    cluster_run(&cl, 3000);
+    cluster_assert_query(&cl, 2, "SELECT id, a FROM t ORDER BY id",
+                         "before|1\nnew|2");
+    cluster_assert_query(&cl, 1, "SELECT id, a FROM t ORDER BY id",
+                         "before|1\nnew|2");
+    assert_int_equal(replication_stats_get(cl.nodes[0].replication, &stats), 0);
+    assert_true(stats.diverged);
+    assert_int_equal(stats.epoch, 2);
+    replication_stats_release(&stats);
+    assert_int_equal(
+        cluster_exec_rc(&cl, 0, "INSERT INTO t VALUES ('again', 1, 1)"),
+        REPLICATION_ENOTWRITER);
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM t WHERE id = 'late'",
+                         "1");
+    assert_int_equal(replication_stats_get(cl.nodes[2].replication, &stats), 0);
+    assert_false(stats.diverged);
+    replication_stats_release(&stats);
+    cluster_free(&cl);
+}
+
+/* Leader mode: a follower down during the writer's commits catches up
+ * when it returns, from another follower as well as from the writer. */
+static void leader_follower_catches_up(void **state)
+{
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_LEADER, schema, 8, true);
+    cl.nodes[0].writer_epoch = 1;
+    cluster_link(&cl, 0, 1);
+    cluster_link(&cl, 1, 2); /* node 2 hears only from node 1 */
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    cluster_stop(&cl, 2);
+    for (int i = 0; i < 100; i++) {
+        char sql[128];
+
+        snprintf(sql, sizeof(sql), "INSERT INTO t VALUES ('k%03d', %d, 0)", i,
+                 i);
+        cluster_exec(&cl, 0, sql);
+    }
+    cluster_run(&cl, 500);
+    cluster_start(&cl, 2);
+    cluster_run(&cl, 2000);
+    cluster_assert_query(&cl, 2, "SELECT count(*), sum(a) FROM t", "100|4950");
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -138,6 +251,9 @@ int main(void)
         cmocka_unit_test(sync_relay_through_middle_node),
         cmocka_unit_test(sync_cloned_site_is_refused),
         cmocka_unit_test(sync_restarted_node_catches_up),
+        cmocka_unit_test(leader_followers_follow),
+        cmocka_unit_test(leader_deposed_writer_is_fenced),
+        cmocka_unit_test(leader_follower_catches_up),
     };
 
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
