@@ -10,11 +10,13 @@
 #   make tsan       the tests that run threads under ThreadSanitizer
 #   make format     format every C source with the checked-in .clang-format
 #   make fuzz       the libFuzzer targets (parser, engine, file and WAL
-#                   readers, transport session), each for FUZZ_SECONDS
+#                   readers, transport session, change sets, what a peer
+#                   sends a replica), each for FUZZ_SECONDS
 #                   (clang)
 #   make bench      the benchmarks against their peers (bench/README.md);
 #                   BENCH_ARGS passes options to bench_storage,
-#                   TRANSPORT_BENCH_ARGS to bench_transport
+#                   TRANSPORT_BENCH_ARGS to bench_transport,
+#                   REPL_BENCH_ARGS to bench_replication
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -29,6 +31,7 @@ FUZZ_SECONDS ?= 60
 BENCH_DIR ?= build-bench
 BENCH_ARGS ?=
 TRANSPORT_BENCH_ARGS ?=
+REPL_BENCH_ARGS ?=
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
@@ -68,17 +71,20 @@ fuzz:
 	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
 	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
-		fuzz_storage_seeds fuzz_frame fuzz_changeset -j $(JOBS)
+		fuzz_storage_seeds fuzz_frame fuzz_changeset fuzz_sync -j $(JOBS)
 	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
 	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
 	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame \
-		fuzz_changeset; do \
+		fuzz_changeset fuzz_sync; do \
 		seeds=engine/test/fuzz_seeds; \
 		if [ $$target = fuzz_frame ]; then \
 			seeds=transport/test/fuzz_seeds; \
 		fi; \
 		if [ $$target = fuzz_changeset ]; then \
 			seeds=replication/test/fuzz_seeds; \
+		fi; \
+		if [ $$target = fuzz_sync ]; then \
+			seeds=replication/test/fuzz_seeds_sync; \
 		fi; \
 		if [ $$target = fuzz_storage ]; then \
 			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \
@@ -94,9 +100,10 @@ bench:
 	scripts/setup.sh
 	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
 	cmake --build $(BENCH_DIR) --target bench_storage bench_transport \
-		-j $(JOBS)
+		bench_replication -j $(JOBS)
 	$(BENCH_DIR)/bin/bench_storage $(BENCH_ARGS)
 	$(BENCH_DIR)/bin/bench_transport $(TRANSPORT_BENCH_ARGS)
+	$(BENCH_DIR)/bin/bench_replication $(REPL_BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix

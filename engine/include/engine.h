@@ -404,6 +404,13 @@ int engine_commit_veto(struct engine_commit *commit, int rc, const char *format,
  * handle sees the database (0 if none ever did). */
 uint64_t engine_last_stamp(struct engine_db *db);
 
+/* A number that changes whenever the schema this handle sees changes: its
+ * own DDL, DDL undone by a rollback, another handle's DDL once this handle
+ * has caught up with it. A module that caches what it learned about the
+ * tables (their columns, their keys) keeps the number with it and learns
+ * again when it differs. */
+uint64_t engine_schema_version(const struct engine_db *db);
+
 /* The prefix of system table names. */
 #define ENGINE_SYSTEM_PREFIX "sinew_"
 

@@ -26,6 +26,11 @@
 #define ENGINE__REDO_PRIMARY_KEY 'P' /* after T: the table's key columns */
 #define ENGINE__REDO_KEY 'K'         /* before U or D: the row's key */
 
+/* How many statements engine_apply_change() keeps prepared: a merge
+ * writes rows of a few shapes (a table and the columns written), each
+ * shape one statement. */
+#define ENGINE__APPLY_STMTS 64
+
 struct ast_stmt;
 struct engine_db;
 struct engine_table;
@@ -45,6 +50,10 @@ struct engine_capture {
     bool apply_commit;          /* ... and commits its transaction */
     uint64_t apply_stamp; /* the stamp engine_apply_transaction() was given */
     bool system;          /* engine_exec_system() is running */
+    /* engine_apply_change()'s statements, each in the slot its SQL text
+     * hashes to (capture_apply.c); NULL: empty. They are among the open
+     * statements, so engine_close() finalizes them. */
+    struct engine_stmt *apply_stmts[ENGINE__APPLY_STMTS];
 };
 
 /* Called by engine__transaction_commit() first: runs the commit hook over

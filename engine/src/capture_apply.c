@@ -14,8 +14,12 @@
  * engine_apply_change() writes one change as one SQL statement (INSERT,
  * UPDATE or DELETE by key, with bound values), so affinity, constraints,
  * indexes, the undo and redo logs and statement atomicity are exactly
- * SQL's. The price is a prepare per change; a statement cache keyed by
- * table, kind and columns is the obvious next step if merges need it.
+ * SQL's. The statements stay prepared in a small cache keyed by their
+ * text (direct-mapped: a slot per hash, a collision replaces), so a merge
+ * that writes many rows of one table and set of columns prepares once.
+ * The text is built from the catalog at every call, so after a schema
+ * change a cached statement is only reused when the text is still the
+ * same, and the engine plans it again for the new schema.
  */
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +90,12 @@ int engine_apply_transaction(struct engine_db *db, uint64_t stamp,
     capture->applying = false;
     capture->apply_stamp = 0;
     return rc;
+}
+
+uint64_t engine_schema_version(const struct engine_db *db)
+{
+    ASSERT(db != NULL);
+    return db->schema_version;
 }
 
 struct apply_list {
@@ -167,11 +177,13 @@ static size_t column_of(const struct engine_change *change, size_t i)
     return change->columns != NULL ? change->columns[i] : i;
 }
 
-/* Whether values[i] is left out of the statement: the rowid alias column
- * of a table keyed by rowid, which the key sets. */
+/* Whether values[i] is left out of an INSERT: the rowid alias column of
+ * a table keyed by rowid, which the key sets. (An UPDATE names every
+ * column it is given and binds every value: leaving one unbound would set
+ * it to NULL.) */
 static bool skipped(const struct apply_sql *sql, size_t i)
 {
-    return sql->key == NULL &&
+    return sql->change->kind == ENGINE_CHANGE_INSERT && sql->key == NULL &&
            (ptrdiff_t)column_of(sql->change, i) == sql->table->rowid_alias;
 }
 
@@ -281,14 +293,47 @@ static int bind_value(struct engine_stmt *stmt, size_t index,
     }
 }
 
+/* FNV-1a: the text's slot in the cache. */
+static size_t text_slot(const struct common_buf *text)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    for (size_t i = 0; i < text->size; i++) {
+        h = (h ^ text->data[i]) * UINT64_C(0x100000001b3);
+    }
+    return (size_t)(h % ENGINE__APPLY_STMTS);
+}
+
+/* The statement for sql's text (NUL-terminated), reset and unbound: the
+ * cached one, or a new one put in its slot. */
+static int cached_stmt(struct apply_sql *sql, struct engine_stmt **out)
+{
+    struct engine_stmt **slot =
+        &sql->db->change_capture.apply_stmts[text_slot(&sql->text)];
+    const char *text = (const char *)sql->text.data;
+    int rc;
+
+    if (*slot != NULL && strcmp(engine_sql(*slot), text) == 0) {
+        /* reset returns the last run's error, reported then already. */
+        (void)engine_reset(*slot);
+        rc = engine_clear_bindings(*slot);
+        *out = *slot;
+        return rc;
+    }
+    engine_finalize(*slot);
+    *slot = NULL;
+    rc = engine_prepare(sql->db, text, (int)sql->text.size, slot, NULL);
+    *out = *slot;
+    return rc;
+}
+
 /* Binds the key to ?1.. and the values after it, runs the statement, and
  * checks that an UPDATE or DELETE found its row. */
 static int run(struct apply_sql *sql)
 {
     const struct engine_change *change = sql->change;
     struct engine_stmt *stmt = NULL;
-    int rc = engine_prepare(sql->db, (const char *)sql->text.data,
-                            (int)sql->text.size, &stmt, NULL);
+    int rc = cached_stmt(sql, &stmt);
 
     for (size_t i = 0; rc == 0 && i < change->key_count; i++) {
         rc = bind_value(stmt, i + 1, &change->key[i]);
@@ -301,7 +346,11 @@ static int run(struct apply_sql *sql)
     }
     rc = rc ? rc : engine_step(stmt);
     rc = rc == ENGINE_DONE ? 0 : rc;
-    engine_finalize(stmt);
+    if (stmt != NULL) {
+        /* Not left running (a held snapshot); the bound copies go. */
+        (void)engine_reset(stmt);
+        (void)engine_clear_bindings(stmt);
+    }
     if (rc == 0 && change->kind != ENGINE_CHANGE_INSERT &&
         engine_changes(sql->db) == 0) {
         rc = engine__db_error(sql->db, ENGINE_ENOTFOUND,

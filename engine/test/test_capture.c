@@ -637,6 +637,72 @@ static void capture_apply_is_all_or_nothing(void **state)
     close_recorded(db, &seen);
 }
 
+/* An UPDATE may name the INTEGER PRIMARY KEY among its columns (a merge
+ * writes back every column of a row deleted and inserted again): it is
+ * set to the value given, never left NULL. */
+static void capture_apply_update_names_the_rowid_column(void **state)
+{
+    struct recorder seen;
+    struct engine_db *db = open_recorded(NULL, &seen);
+    struct engine_change_value one = {.type = ENGINE_INTEGER, .integer = 1};
+    struct engine_change_value text = {
+        .type = ENGINE_TEXT, .bytes = "new", .size = 3};
+    size_t columns[] = {0, 1};
+    struct engine_change change = {
+        .kind = ENGINE_CHANGE_UPDATE,
+        .table = "t",
+        .key = &one,
+        .key_count = 1,
+        .columns = columns,
+        .values = (struct engine_change_value[]){one, text},
+        .value_count = 2};
+
+    (void)state;
+    storage_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, b)");
+    storage_exec(db, "INSERT INTO t VALUES (1, 'old')");
+    assert_int_equal(engine_apply(db, &change, 1, 5), 0);
+    assert_query(db, "SELECT * FROM t", "1|new\n");
+    close_recorded(db, &seen);
+}
+
+/* The apply path keeps its statements prepared: the same change after the
+ * table was dropped and made again (other columns) writes the new table,
+ * and many changes of one shape all land. */
+static void capture_apply_statements_follow_the_schema(void **state)
+{
+    struct recorder seen;
+    struct engine_db *db = open_recorded(NULL, &seen);
+    struct engine_change_value values[2] = {
+        {.type = ENGINE_INTEGER, .integer = 1},
+        {.type = ENGINE_TEXT, .bytes = "x", .size = 1}};
+    struct engine_change insert = {.kind = ENGINE_CHANGE_INSERT,
+                                   .table = "t",
+                                   .key = &values[0],
+                                   .key_count = 1,
+                                   .values = values,
+                                   .value_count = 2};
+
+    (void)state;
+    storage_exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, b)");
+    assert_int_equal(engine_apply(db, &insert, 1, 1), 0);
+    storage_exec(db, "DROP TABLE t; CREATE TABLE t(id INTEGER PRIMARY KEY,"
+                     " b TEXT, c DEFAULT 'c')");
+    values[1].bytes = "y";
+    insert.value_count = 2;
+    /* Two values for three columns: refused, as before the drop. */
+    assert_int_equal(engine_apply(db, &insert, 1, 2), ENGINE_ESQL);
+    storage_exec(db, "DROP TABLE t; CREATE TABLE t(id INTEGER PRIMARY KEY,"
+                     " b TEXT)");
+    assert_int_equal(engine_apply(db, &insert, 1, 2), 0);
+    assert_query(db, "SELECT * FROM t", "1|y\n");
+    for (int64_t i = 2; i <= 100; i++) {
+        values[0].integer = i;
+        assert_int_equal(engine_apply(db, &insert, 1, 3), 0);
+    }
+    assert_query(db, "SELECT count(*), sum(id) FROM t", "100|5050\n");
+    close_recorded(db, &seen);
+}
+
 /* What comes from elsewhere is data and one DDL statement at a time:
  * never a second statement, never DML disguised as schema, never a write
  * to a module's system table. */
@@ -858,6 +924,8 @@ int main(void)
         cmocka_unit_test(capture_stamp_survives_reopen),
         cmocka_unit_test(capture_apply_replays_captured_changes),
         cmocka_unit_test(capture_apply_is_all_or_nothing),
+        cmocka_unit_test(capture_apply_update_names_the_rowid_column),
+        cmocka_unit_test(capture_apply_statements_follow_the_schema),
         cmocka_unit_test(capture_apply_refuses_what_is_not_a_change),
         cmocka_unit_test(capture_apply_transaction_merges_unseen),
         cmocka_unit_test(capture_system_tables_reserved_and_hidden),

@@ -24,8 +24,10 @@
  * (sinew's node, a test, the simulator, an embedding program) forwards the
  * transport's callbacks to replication_connected(), _disconnected(),
  * _received() and _writable(), and calls replication_tick() whenever the
- * time it asked for has come and after local commits (a commit is shipped
- * by the next tick, never before it is durable). Time comes from the
+ * time it asked for has come, after local commits (a commit is shipped by
+ * the next tick, never before it is durable) and after received messages
+ * (a peer's summary or a change set to relay is acted on by the next
+ * tick; ticking when nothing is due costs little). Time comes from the
  * caller's clock (struct transport_clock: wall-clock milliseconds here,
  * since the HLC is built on it). All calls on one struct replication, and
  * every use of its database handle, belong to one thread.
@@ -64,7 +66,8 @@
     X(REPLICATION_ENOTWRITER, -10304, "not the writer")                        \
     X(REPLICATION_EFENCED, -10305,                                             \
       "change set of a deposed writer, beyond the new writer's fence")         \
-    X(REPLICATION_ECONFIG, -10306, "invalid replication configuration")
+    X(REPLICATION_ECONFIG, -10306, "invalid replication configuration")        \
+    X(REPLICATION_EBEHIND, -10307, "snapshot lacks history this node holds")
 
 enum replication_error { REPLICATION_ERROR_MAP(COMMON_ERROR_ENUM) };
 
@@ -98,6 +101,7 @@ typedef bool (*replication_is_writer_cb)(void *ctx, uint64_t *epoch);
 
 #define REPLICATION_SYNC_INTERVAL_MS_DEFAULT 1000u
 #define REPLICATION_BATCH_BYTES_DEFAULT ((size_t)1 << 20)
+#define REPLICATION_EVICT_AFTER_MS_DEFAULT (UINT64_C(30) * 24 * 3600 * 1000)
 
 struct replication_config {
     enum replication_mode mode;
@@ -115,6 +119,22 @@ struct replication_config {
     uint32_t sync_interval_ms;
     /* Change-set bytes shipped per peer per tick. 0: the default. */
     size_t batch_bytes;
+    /* History. A change set leaves the change log once every member has
+     * acknowledged it; a member is a peer heard from within evict_after_ms
+     * (0: REPLICATION_EVICT_AFTER_MS_DEFAULT). With retention_ms > 0 it
+     * also leaves once older than that, acknowledged or not (0: keep until
+     * acknowledged). A peer that needs pruned history is told so (stats:
+     * needs_snapshot) and must bootstrap from a snapshot. */
+    uint64_t retention_ms;
+    uint64_t evict_after_ms;
+    /* The nodes this replica syncs with directly (borrowed for the call:
+     * copied), as it dials them. Until each has been heard from (or
+     * evict_after_ms has passed since open), nothing is pruned and no
+     * tombstone is collected: a member that never connected yet may
+     * still need the history. Peers that connect without being listed
+     * become members when first heard from. */
+    const struct transport_node_id *members;
+    size_t member_count;
     /* Fills size bytes with random ones (the site id, made on first open
      * and stored in the database). NULL: getrandom(2). */
     int (*random_bytes)(void *ctx, uint8_t *out, size_t size);
@@ -160,9 +180,11 @@ void replication_writable(struct replication *r,
 /* Does what is due at the clock's now: ships fresh local commits and what
  * peers lack (at most batch_bytes each), sends summaries every
  * sync_interval_ms, applies change sets whose wait is over (the clock
- * caught up). *next_ms: when to call again at the latest (the clock's
- * milliseconds; now when a batch was cut short). 0, or an engine error
- * reading the log (logged; the next tick tries again). */
+ * caught up) and records kept for a table or column that now exists,
+ * prunes the log and collects tombstones every ten sync intervals. *next_ms:
+ * when to call again at the latest (the clock's milliseconds; now when a batch
+ * was cut short). 0, or an engine error reading the log (logged; the next tick
+ * tries again). */
 int replication_tick(struct replication *r, uint64_t *next_ms);
 
 /* ---- observing ---- */
@@ -179,6 +201,7 @@ struct replication_peer_stats {
                      another mode */
     uint8_t site[REPLICATION_SITE_ID_BYTES]; /* from its HELLO */
     uint64_t last_summary_ms; /* when its last SUMMARY arrived; 0: never */
+    bool needs_snapshot;      /* it lacks versions pruned from our log */
     uint64_t change_sets_sent;
     uint64_t chunks_received;
 };
@@ -189,13 +212,15 @@ struct replication_stats {
     size_t origin_count;
     struct replication_peer_stats *peers; /* common_malloc'd */
     size_t peer_count;
-    size_t waiting;   /* change sets held for an earlier version */
-    size_t deferred;  /* change sets held: stamped too far ahead */
-    uint64_t applied; /* change sets merged from peers */
-    uint64_t refused; /* change sets refused (fenced, failing) */
-    uint64_t epoch;   /* leader mode: the highest epoch seen */
-    bool diverged;    /* leader mode: holds a deposed writer's change
-                         sets the new writer never had */
+    size_t waiting;     /* change sets held for an earlier version */
+    size_t deferred;    /* change sets held: stamped too far ahead */
+    size_t quarantined; /* applied change sets with records kept for a
+                           table or column this database lacks yet */
+    uint64_t applied;   /* change sets merged from peers */
+    uint64_t refused;   /* change sets refused (fenced, failing) */
+    uint64_t epoch;     /* leader mode: the highest epoch seen */
+    bool diverged;      /* leader mode: holds a deposed writer's change
+                           sets the new writer never had */
 };
 
 /* Fills *out (its arrays the caller's, freed by

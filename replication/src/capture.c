@@ -12,7 +12,9 @@
  * transaction, so they commit or roll back with the data.
  *
  * A commit that changes the schema is first checked against crdt mode's
- * schema rules (capture_schema.c).
+ * schema rules (capture_schema.c), then the registers' column catalog is
+ * brought in line with it (crdt_schema.c); every change set carries the
+ * schema hash that results.
  *
  * The hook first copies every change out of the commit (the engine's
  * pointers die when the hook runs SQL), then looks up column names, then
@@ -87,14 +89,13 @@ static int name_columns(struct replication__crdt *crdt,
     int rc = 0;
 
     for (i = 0; rc == 0 && i < b->cs.table_count; i++) {
-        rc = replication__crdt_table_load(crdt->db, b->tables[i].name, &table);
+        rc = replication__crdt_shape(crdt, b->tables[i].name, &table);
         if (rc != 0) {
             return rc;
         }
         rc = replication__crdt_builder_columns(
             b, (uint32_t)i, (const char *const *)table->columns,
             table->column_count);
-        replication__crdt_table_free(table);
     }
     for (i = 0; rc == 0 && i < b->cs.record_count; i++) {
         const struct replication__record *rec = &b->records[i];
@@ -152,9 +153,11 @@ static int record(struct replication__crdt *crdt,
     k.hlc = b->cs.hlc;
     memcpy(k.site, crdt->site, sizeof(k.site));
     for (i = 0; rc == 0 && i < b->cs.record_count; i++) {
-        if (b->records[i].op != REPLICATION__OP_SCHEMA) {
-            rc = write_record(crdt, &b->cs, &b->records[i], &k);
-        }
+        /* A DROP TABLE forgets the registers written before it
+         * (crdt_schema.c), as a merge of this set will. */
+        rc = b->records[i].op != REPLICATION__OP_SCHEMA
+                 ? write_record(crdt, &b->cs, &b->records[i], &k)
+                 : replication__crdt_schema_dropped(crdt, b->records[i].sql);
     }
     if (rc == 0) {
         rc = replication__crdt_log_append(crdt, &b->cs);
@@ -213,14 +216,21 @@ int replication__crdt_capture_hook(void *ctx, struct engine_db *db,
         return engine_commit_veto(commit, rc, "%s", error_message(db, rc));
     }
     rc = collect(commit, &b);
+    b.cs.schema_hash = crdt->schema_hash;
     if (rc == 0 && has_schema(&b)) {
         rc = replication__crdt_schema_check(db, message, sizeof(message));
+        rc = rc == 0 ? replication__crdt_schema_hash_of(db, &b.cs.schema_hash)
+                     : rc;
     }
     if (rc == 0) {
         rc = name_columns(crdt, &b);
     }
     if (rc == 0) {
         rc = record(crdt, &b);
+    }
+    if (rc == 0 && has_schema(&b)) {
+        /* The register catalog follows the new schema (crdt_schema.c). */
+        rc = replication__crdt_schema_sync(crdt);
     }
     replication__crdt_stmts_close(crdt);
     if (rc == 0) {

@@ -92,7 +92,8 @@ static void destroy(struct replication__crdt *crdt)
 {
     size_t i;
 
-    replication__crdt_stmts_close(crdt);
+    replication__crdt_stmts_free(crdt);
+    replication__crdt_shapes_free(crdt);
     for (i = 0; i < crdt->held_count; i++) {
         replication__crdt_changeset_free(crdt->held[i]);
     }
@@ -172,7 +173,16 @@ int replication__crdt_open(const struct replication__crdt_config *config,
         rc = replication__crdt_pending_load(crdt, reload_cb, crdt);
     }
     if (rc == 0) {
+        rc = replication__crdt_kept_load(crdt);
+    }
+    if (rc == 0) {
         hlc_restore(crdt->clock, high_water);
+        rc = replication__crdt_schema_resync(crdt);
+    }
+    if (rc == 0) {
+        rc = replication__crdt_bootstrap(crdt);
+    }
+    if (rc == 0) {
         rc = engine_commit_hook_set(crdt->db, replication__crdt_capture_hook,
                                     crdt);
     }
@@ -222,6 +232,16 @@ size_t replication__crdt_held_count(const struct replication__crdt *crdt)
     return crdt->held_count;
 }
 
+size_t replication__crdt_kept_count(const struct replication__crdt *crdt)
+{
+    return crdt->kept_count;
+}
+
+uint64_t replication__crdt_schema_hash(const struct replication__crdt *crdt)
+{
+    return crdt->schema_hash;
+}
+
 /* Applies cs if it is next for its origin and within the clock offset. */
 static int apply_one(struct replication__crdt *crdt,
                      const struct replication__changeset *cs,
@@ -255,19 +275,25 @@ static int apply_one(struct replication__crdt *crdt,
     return rc;
 }
 
-static bool is_held(const struct replication__crdt *crdt,
-                    const struct replication__changeset *cs)
+bool replication__crdt_is_held(const struct replication__crdt *crdt,
+                               const uint8_t *origin, uint64_t version)
 {
     size_t i;
 
     for (i = 0; i < crdt->held_count; i++) {
-        if (crdt->held[i]->version == cs->version &&
-            memcmp(crdt->held[i]->origin, cs->origin, sizeof(cs->origin)) ==
+        if (crdt->held[i]->version == version &&
+            memcmp(crdt->held[i]->origin, origin, REPLICATION__SITE_ID_BYTES) ==
                 0) {
             return true;
         }
     }
     return false;
+}
+
+static bool is_held(const struct replication__crdt *crdt,
+                    const struct replication__changeset *cs)
+{
+    return replication__crdt_is_held(crdt, cs->origin, cs->version);
 }
 
 /* Keeps cs in memory and in sinew_crdt_pending; neither when it fails. */
@@ -344,7 +370,7 @@ int replication__crdt_retry(struct replication__crdt *crdt)
     while (rc == 0 && progress) {
         rc = retry_pass(crdt, &progress);
     }
-    return rc;
+    return rc == 0 ? replication__crdt_kept_retry(crdt) : rc;
 }
 
 int replication__crdt_apply(struct replication__crdt *crdt,

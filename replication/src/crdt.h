@@ -27,10 +27,17 @@
  *                                     them (changeset_codec.h), one row per
  *                                     chunk of at most
  *                                     REPLICATION__CRDT_LOG_CHUNK_BYTES
- *   sinew_crdt_pending(origin, version, deferred, bytes)
+ *   sinew_crdt_pending(origin, version, deferred, bytes, reason)
  *                                     change sets from other sites that
- *                                     wait (for a gap, or deferred: 1), each
+ *                                     wait (reason 'wait': for a gap, or
+ *                                     deferred: 1), and the kept records of
+ *                                     applied ones (reason 'schema'), each
  *                                     encoded as one chunk
+ *   sinew_crdt_column(tbl, col)       the columns the registers of each
+ *                                     table cover (crdt_schema.c)
+ *   sinew_crdt_floor(origin, floor)   versions 1..floor of origin are no
+ *                                     longer in the change log (pruned, or
+ *                                     covered by an installed snapshot)
  *
  * pk is the key values in crdt_key.c's canonical encoding. Tables and
  * columns are named, so replicas whose column order differs still agree.
@@ -47,17 +54,23 @@
  * applies them, so they survive a close: open reloads them and the next
  * apply or retry tries them again.
  *
- * Schema: a local commit that changes the schema is refused when a user
- * table has a NOT NULL column without DEFAULT outside its key or a UNIQUE
- * index beyond its key (capture_schema.c, crdt.md §6.8). DDL replicates as
- * SCHEMA records run in order by the receiver.
+ * Schema (crdt.md §6.8): a local commit that changes the schema is refused
+ * when a user table has a NOT NULL column without DEFAULT outside its key
+ * or a UNIQUE index beyond its key (capture_schema.c). DDL replicates as
+ * SCHEMA records run in order by the receiver, by crdt_ddl.c's rules (a
+ * CREATE TABLE of a table that exists is a no-op, refused with an ERROR
+ * when the shapes differ). Every change set carries its origin's schema
+ * hash. A change set is applied even when this database lacks a table or
+ * column it names: those records are kept (crdt_quarantine.c) and merged
+ * once the schema has room for them, so an origin is never held back by
+ * a schema. An INSERT from a schema without one of our columns writes that
+ * column's DEFAULT at the INSERT's K (crdt_schema.c). Rows in the user
+ * tables when crdt mode first opens get registers at K = (0, site), as one
+ * local change set (crdt_bootstrap.c, §5 #32).
  *
- * Not yet: rows that existed before the first open have no registers (no
- * bootstrap of existing data, crdt.md §5 #32); change sets naming an
- * unknown table or column fail (REPLICATION_ESCHEMA) rather than being
- * quarantined (§6.8); no gap ranges in the version vector (a waiting
- * change set is kept whole until its predecessors arrive); no log pruning
- * or tombstone collection (§6.7); no schema_version in change sets.
+ * Not yet: no gap ranges in the version vector (a waiting change set is
+ * kept whole until its predecessors arrive); no log pruning or tombstone
+ * collection (§6.7).
  *
  * Threads: a struct replication__crdt belongs to the thread that owns its
  * engine handle.
@@ -76,6 +89,11 @@
 /* How many change sets may wait (gap or deferred) at once: past it apply
  * fails with COMMON_ETOOBIG, and the sender retries later. */
 #define REPLICATION__CRDT_HELD_MAX 4096
+
+/* Rows from before replication recorded per local change set on the first
+ * open (crdt_bootstrap.c): a table of any size costs a few versions, and
+ * one batch stays small in memory and on the wire. */
+#define REPLICATION__CRDT_BOOTSTRAP_ROWS 16384
 
 /* The largest chunk of the change log, header included: what one chunk
  * shipped to a peer may weigh. */
@@ -153,27 +171,135 @@ int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
                                       void *ctx);
 
 /* Merges cs (borrowed for the call; copied and stored when it must wait) into
- * the database in one transaction (crdt.md §6.4). 0: applied, already covered,
- * or waiting for a missing earlier version of its origin;
- * REPLICATION_EDEFERRED: stamped beyond the maximum clock offset, kept;
- * REPLICATION_ESCHEMA: names a table or column this database lacks (not
- * applied, not kept); engine codes from the transaction. A successful
- * apply also applies whatever held change sets have become applicable. */
+ * the database in one transaction (crdt.md §6.4). 0: applied (its records
+ * that name a table or column this database lacks kept for later, see
+ * "Schema" above), already covered, or waiting for a missing earlier
+ * version of its origin; REPLICATION_EDEFERRED: stamped beyond the maximum
+ * clock offset, kept; engine codes from the transaction. A successful
+ * apply also applies whatever held change sets have become applicable,
+ * and the kept records the schema now has room for. */
 int replication__crdt_apply(struct replication__crdt *crdt,
                             const struct replication__changeset *cs);
 
 /* Applies the held change sets that have become applicable (the clock
- * caught up, the gap was filled). */
+ * caught up, the gap was filled), then, when the schema changed since
+ * they were last tried (a local or merged DDL, or one made behind crdt's
+ * back), the kept records it now has room for. */
 int replication__crdt_retry(struct replication__crdt *crdt);
+
+/* Whether the change set of origin (borrowed) and version is held here
+ * (waiting or deferred): a copy arriving again needs no decoding. */
+bool replication__crdt_is_held(const struct replication__crdt *crdt,
+                               const uint8_t *origin, uint64_t version);
 
 /* Change sets waiting: deferred ones (clock ahead) and all. */
 size_t replication__crdt_deferred_count(const struct replication__crdt *crdt);
 size_t replication__crdt_held_count(const struct replication__crdt *crdt);
+
+/* Applied change sets some of whose records are kept, waiting for a table
+ * or column this database lacks (not counted by held_count). */
+size_t replication__crdt_kept_count(const struct replication__crdt *crdt);
+
+/* The local schema's hash, as change sets committed here carry it
+ * (crdt_schema.c). */
+uint64_t replication__crdt_schema_hash(const struct replication__crdt *crdt);
 
 /* A deep copy of src (borrowed for the call) in memory of its own, freed
  * with replication__crdt_changeset_free(). */
 int replication__crdt_changeset_clone(const struct replication__changeset *src,
                                       struct replication__changeset **out);
 void replication__crdt_changeset_free(struct replication__changeset *cs);
+
+/* ---- snapshots (crdt_snapshot*.c; crdt.md §6.5 item 6, §6.7) ----
+ *
+ * A node whose missing history is no longer in any peer's change log
+ * (pruned: sinew_crdt_floor says how far) cannot catch up change set by
+ * change set; it installs a snapshot of a peer's replicated state instead
+ * and continues from there. The snapshot is built and checked whole in
+ * memory (REPLICATION__SNAPSHOT_BODY_MAX bounds it) and shipped in slices:
+ * the sender cuts the bytes of replication__crdt_snapshot_build() at any
+ * offsets (its first slice at least REPLICATION__SNAPSHOT_HEADER_BYTES), the
+ * receiver learns the total from the first slice
+ * (replication__crdt_snapshot_size()), puts each slice at its offset, and
+ * checks and installs the whole. Layout: docs/formats.md, "Snapshots". */
+
+/* The largest snapshot body (msgpack, before lz4). A build holds up to
+ * about twice it in memory, an install the snapshot and its body. */
+#define REPLICATION__SNAPSHOT_BODY_MAX ((size_t)1 << 30)
+
+/* Bytes of a snapshot's fixed header. */
+#define REPLICATION__SNAPSHOT_HEADER_BYTES 62
+
+/* The floor of origin (REPLICATION__SITE_ID_BYTES, borrowed): versions
+ * 1..floor of it are no longer in this node's change log (pruned, or
+ * covered by an installed snapshot); 0 when none is recorded. */
+int replication__crdt_floor(struct replication__crdt *crdt,
+                            const uint8_t *origin, uint64_t *floor);
+
+/* Appends a snapshot of this node's replicated state to out (the caller's,
+ * initialized; its size_max is the hard limit on the snapshot's size), read
+ * in one read transaction (none may be open): the site id, the version
+ * vector, the floors, the schema, every user table's rows, the registers,
+ * the column catalog, the kept change sets. COMMON_ETOOBIG past out's
+ * size_max or REPLICATION__SNAPSHOT_BODY_MAX, COMMON_ECORRUPT for system
+ * tables holding what they never should, engine codes. */
+int replication__crdt_snapshot_build(struct replication__crdt *crdt,
+                                     struct common_buf *out);
+
+/* Reads the size of a whole snapshot from its first size bytes at bytes
+ * (borrowed for the call; at least REPLICATION__SNAPSHOT_HEADER_BYTES):
+ * *total, checked against the header's checksum and the limits before a
+ * receiver allocates it. REPLICATION_EFORMAT, REPLICATION_EVERSION,
+ * COMMON_ETOOBIG. */
+int replication__crdt_snapshot_size(const uint8_t *bytes, size_t size,
+                                    size_t *total);
+
+/* Checks a whole snapshot (bytes borrowed for the call): framing,
+ * checksums, and everything in it that can be checked without installing
+ * it. 0, REPLICATION_EFORMAT, REPLICATION_EVERSION, COMMON_ETOOBIG,
+ * COMMON_ENOMEM. */
+int replication__crdt_snapshot_check(const uint8_t *bytes, size_t size);
+
+/* What an install did. */
+struct replication__crdt_install {
+    size_t merged; /* change sets of this node's log merged back over the
+                  snapshot (versions above its heads) */
+};
+
+/* Replaces this node's replicated state by the snapshot's (bytes borrowed
+ * for the call; no transaction may be open), then carries on from it.
+ * Checked whole first: bad bytes change nothing (REPLICATION_EFORMAT,
+ * REPLICATION_EVERSION, COMMON_ETOOBIG); a snapshot stamped beyond the
+ * clock's maximum offset changes nothing either (REPLICATION_EDEFERRED:
+ * try again later), and so does one that lacks versions of another origin
+ * this node has merged and no longer holds in its log (REPLICATION_EBEHIND:
+ * replacing the state would lose them; a later snapshot will do). Then,
+ * in one transaction the commit hook does not see:
+ *
+ * - the snapshot's tables are made by its statements (a local table or
+ *   index under one of its names is dropped first) and hold its rows; a
+ *   local table the snapshot lacks is kept, rows and registers;
+ * - the registers, the column catalog and the kept change sets of every
+ *   other table are the snapshot's;
+ * - per origin, the head is the snapshot's, and the floor too, and the
+ *   change log keeps only this node's change sets of that origin right
+ *   above it (a run without gaps), merged back into the state so that
+ *   nothing this node had applied is lost; for this node's own site the
+ *   head stays its own (raised to the snapshot's if that is higher), its
+ *   log stays whole, and its change sets the snapshot lacks are merged
+ *   back the same way (peers will merge them too, as they still ship);
+ * - held change sets the new heads cover are forgotten;
+ * - the clock is raised past every register's HLC, before any local write.
+ *
+ * Then held change sets that now apply are applied. The merged-back change
+ * sets keep their stamps: this node's writes compete by last-writer-wins
+ * like anyone's, never rebased (crdt.md §6.7's rebase is for an evicted
+ * member, which sync refuses instead: it is rebuilt from an empty
+ * database). *stats (NULL: not wanted) says how many were merged back. A
+ * failure after the install committed (applying held sets) returns its
+ * code; the snapshot stays installed. */
+int replication__crdt_snapshot_install(struct replication__crdt *crdt,
+                                       const uint8_t *bytes, size_t size,
+                                       struct replication__crdt_install *stats);
 
 #endif /* SINEW_REPLICATION_CRDT_H */

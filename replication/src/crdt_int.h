@@ -22,12 +22,13 @@
 #include "engine.h"
 #include "hlc.h"
 
-/* The prepared statements over the system tables, made on first use in a
- * transaction and finalized at its end (replication__crdt_stmts_close). */
+/* The prepared statements over the system tables, made on first use and
+ * kept prepared until the state is destroyed (replication__crdt_stmts_free;
+ * the database must still be open then); replication__crdt_stmts_close()
+ * resets them at the end of every transaction. */
 enum replication__crdt_stmt {
     CRDT_ROW_GET,
     CRDT_ROW_PUT,
-    CRDT_CELL_GET,
     CRDT_CELL_PUT,
     CRDT_CELL_DROP,
     CRDT_CELL_SHADOWS,
@@ -44,6 +45,33 @@ enum replication__crdt_stmt {
     CRDT_STMT_COUNT
 };
 
+/* A register's K. */
+struct replication__crdt_k {
+    uint64_t hlc;
+    uint8_t site[REPLICATION__SITE_ID_BYTES];
+};
+
+/* The existence register crdt_store.c read or wrote last, remembered for
+ * the rest of the transaction: the records of one row come together, and
+ * each SET checks the row's tombstone. Forgotten by
+ * replication__crdt_stmts_close() (the end of every transaction, and of
+ * every merge) and when the schema version moves. Sound while, between
+ * two such points, sinew_crdt_row is written only through
+ * replication__crdt_merge_exist(): the other writers (a dropped table's
+ * cleanup, which is DDL; a snapshot install, which writes before its
+ * merges; the collection of tombstones, in a transaction of its own)
+ * keep to that. */
+struct replication__crdt_exist {
+    bool valid;
+    uint64_t schema_version; /* engine_schema_version() when remembered */
+    char table[64];          /* the row's address: table name, */
+    uint8_t pk[64];          /* and encoded key */
+    size_t pk_size;
+    bool found;
+    bool alive;
+    struct replication__crdt_k k;
+};
+
 struct replication__crdt {
     struct engine_db *db; /* borrowed */
     struct hlc *clock;    /* borrowed */
@@ -52,15 +80,21 @@ struct replication__crdt {
     void *gate_ctx;
     uint8_t site[REPLICATION__SITE_ID_BYTES];
     struct engine_stmt *stmts[CRDT_STMT_COUNT]; /* NULL until used */
+    /* The user tables' shapes learned so far (crdt_table.c), owned; valid
+     * while engine_schema_version() is shapes_version. */
+    struct replication__crdt_table **shapes;
+    size_t shape_count;
+    uint64_t shapes_version;
+    struct replication__crdt_exist exist; /* crdt_store.c's */
     struct replication__changeset **held; /* owned copies, arrival order */
     bool *held_deferred;                  /* per held: clock ahead */
     size_t held_count;
-};
-
-/* A register's K. */
-struct replication__crdt_k {
-    uint64_t hlc;
-    uint8_t site[REPLICATION__SITE_ID_BYTES];
+    uint64_t schema_hash; /* the user schema as the catalog last saw it */
+    /* Change sets with records kept for a schema not here yet
+     * (crdt_quarantine.c): rows of sinew_crdt_pending with reason
+     * 'schema', and the schema hash they were last tried under. */
+    size_t kept_count;
+    uint64_t kept_hash;
 };
 
 int replication__crdt_k_cmp(const struct replication__crdt_k *a,
@@ -140,7 +174,11 @@ int replication__crdt_store_create(struct engine_db *db);
 int replication__crdt_stmt(struct replication__crdt *crdt,
                            enum replication__crdt_stmt id,
                            struct engine_stmt **out);
+/* At the end of a transaction: resets every statement (none stays
+ * running), keeping them prepared. */
 void replication__crdt_stmts_close(struct replication__crdt *crdt);
+/* Finalizes every statement (when the state is destroyed). */
+void replication__crdt_stmts_free(struct replication__crdt *crdt);
 
 /* Steps a statement that returns no row. */
 int replication__crdt_step_done(struct replication__crdt *crdt,
@@ -180,6 +218,13 @@ int replication__crdt_merge_cell(struct replication__crdt *crdt,
                                  bool shadow,
                                  const struct replication__crdt_k *k);
 
+/* replication__crdt_merge_cell() that also says whether the record won:
+ * *won true when the register now holds it. */
+int replication__crdt_merge_cell_won(
+    struct replication__crdt *crdt, const struct replication__crdt_row *row,
+    const char *column, const struct engine_change_value *value, bool shadow,
+    const struct replication__crdt_k *k, bool *won);
+
 /* The existence register: *found false when the row has none. */
 int replication__crdt_row_get(struct replication__crdt *crdt,
                               const struct replication__crdt_row *row,
@@ -206,7 +251,13 @@ int replication__crdt_pending_mark(struct replication__crdt *crdt,
 int replication__crdt_pending_drop(struct replication__crdt *crdt,
                                    const struct replication__changeset *cs);
 
-/* Calls fn for each stored change set in the order they were kept; cs is
+/* The bytes pending rows hold: cs (borrowed) encoded as one chunk,
+ * appended to out (the caller's, initialized). */
+int replication__crdt_pending_encode(const struct replication__changeset *cs,
+                                     struct common_buf *out);
+
+/* Calls fn for each stored change set that waits (reason 'wait', not the
+ * kept records of crdt_quarantine.c) in the order they were kept; cs is
  * borrowed for the call. A non-zero return from fn stops and is returned;
  * COMMON_ECORRUPT and the decoder's errors for bytes that do not decode. */
 typedef int (*replication__crdt_pending_cb)(
@@ -231,6 +282,16 @@ int replication__crdt_table_load(struct engine_db *db, const char *name,
                                  struct replication__crdt_table **out);
 void replication__crdt_table_free(struct replication__crdt_table *table);
 
+/* The shape of table name (NUL-terminated, borrowed), learned once per
+ * schema version and kept in crdt: *out is borrowed until the schema
+ * changes (DDL; the next call after it frees it). The errors of
+ * replication__crdt_table_load(). */
+int replication__crdt_shape(struct replication__crdt *crdt, const char *name,
+                            struct replication__crdt_table **out);
+
+/* Frees the shapes kept (when crdt is destroyed). */
+void replication__crdt_shapes_free(struct replication__crdt *crdt);
+
 /* The index of column name, or -1. */
 long replication__crdt_table_column(const struct replication__crdt_table *t,
                                     const char *name);
@@ -248,5 +309,149 @@ int replication__crdt_schema_check(struct engine_db *db, char *message,
 
 int replication__crdt_capture_hook(void *ctx, struct engine_db *db,
                                    struct engine_commit *commit);
+
+/* ---- schema (crdt_schema.c, crdt_ddl.c, crdt_quarantine.c,
+ * crdt_bootstrap.c; crdt.md §6.8) ---- */
+
+/* A hash of the user schema: every table and index of sqlite_schema by
+ * type, name and SQL text (never 0). Equal on replicas whose schemas were
+ * made by the same statements. */
+int replication__crdt_schema_hash_of(struct engine_db *db, uint64_t *out);
+
+/* Brings sinew_crdt_column, the columns this database's registers cover,
+ * in line with the user tables, in the open transaction: a column gained
+ * by a known table gets a register in every alive row, at the row's
+ * existence K with the table's DEFAULT as its value (what an INSERT from a
+ * schema without it writes, crdt.md §6.8); a vanished table is forgotten
+ * (replication__crdt_schema_forget); a vanished column loses its cells.
+ * Sets crdt->schema_hash. */
+int replication__crdt_schema_sync(struct replication__crdt *crdt);
+
+/* replication__crdt_schema_sync() in a transaction of its own (on open,
+ * and when the schema changed behind crdt's back). */
+int replication__crdt_schema_resync(struct replication__crdt *crdt);
+
+/* Forgets the registers and catalog rows of table (NUL-terminated,
+ * borrowed), dropped, in the open transaction: a table made later under
+ * its name starts empty. */
+int replication__crdt_schema_forget(struct replication__crdt *crdt,
+                                    const char *table);
+
+/* A local SCHEMA record sql (borrowed), met in commit order while the
+ * commit's registers are written: when it drops a table, forgets it. */
+int replication__crdt_schema_dropped(struct replication__crdt *crdt,
+                                     const char *sql);
+
+/* What one merge sets aside (crdt_quarantine.c) and fills in
+ * (crdt_schema.c): the indexes of the records kept because they name a
+ * table or column this database lacks, in record order, and per table of
+ * the set the receiver's columns the origin's table lacks with their
+ * DEFAULT values (computed on first use, forgotten when DDL runs). */
+struct replication__crdt_fill;
+struct replication__crdt_aside {
+    size_t *kept; /* indexes into the set's records */
+    size_t kept_count;
+    size_t kept_capacity;
+    struct replication__crdt_fill **fills; /* per set table; NULL: unknown */
+    size_t table_count;
+    struct replication__arena arena; /* the fills */
+    int kept_delta; /* kept sets added (1) or removed (-1) on commit */
+};
+
+int replication__crdt_aside_init(struct replication__crdt_aside *aside,
+                                 size_t table_count);
+void replication__crdt_aside_close(struct replication__crdt_aside *aside);
+
+/* Sets record index aside. */
+int replication__crdt_aside_keep(struct replication__crdt_aside *aside,
+                                 size_t index);
+
+/* Hands the kept indexes to the caller (common_free them) and empties the
+ * list, so they can be merged again once DDL made them applicable. */
+void replication__crdt_aside_take(struct replication__crdt_aside *aside,
+                                  size_t **kept, size_t *count);
+
+/* Forgets the fills (the schema changed). */
+void replication__crdt_aside_reshaped(struct replication__crdt_aside *aside);
+
+/* In the merge's transaction, after its records: stores the kept records
+ * of cs (borrowed) as one pending row with reason 'schema' (replacing
+ * any), or, when replay (cs is itself a kept set), rewrites or removes
+ * that row as fewer or no records stay kept. */
+int replication__crdt_aside_save(struct replication__crdt *crdt,
+                                 const struct replication__changeset *cs,
+                                 struct replication__crdt_aside *aside,
+                                 bool replay);
+
+/* After the merge's transaction committed: counts the kept set added or
+ * removed, and logs it (WARN for the first kept set: the alarm). */
+void replication__crdt_aside_commit(
+    struct replication__crdt *crdt, const struct replication__changeset *cs,
+    const struct replication__crdt_aside *aside);
+
+/* After an ALIVE record of table index table of cs at k (the row's
+ * register written): writes each receiver column the origin's table
+ * lacked as its DEFAULT at k into row's registers (shadowed, for the merge
+ * to materialize): the INSERT is treated as writing it (crdt.md §6.8). */
+int replication__crdt_aside_fill(struct replication__crdt *crdt,
+                                 struct replication__crdt_aside *aside,
+                                 const struct replication__changeset *cs,
+                                 uint32_t table,
+                                 const struct replication__crdt_row *row,
+                                 const struct replication__crdt_k *k);
+
+/* How a replicated SCHEMA record went (crdt_ddl.c). */
+enum replication__ddl_result {
+    REPLICATION__DDL_APPLIED, /* it ran; the catalog is synced */
+    REPLICATION__DDL_SKIPPED, /* a no-op here (logged): the table exists
+                                 (same shape, or refused: another shape),
+                                 the index exists, or the dropped object
+                                 is already gone */
+    REPLICATION__DDL_KEEP,    /* it failed here (a table or column it names
+                                 is missing): keep it for later */
+};
+
+/* Runs the SCHEMA record sql of cs (both borrowed) in the merge's
+ * transaction by crdt.md §6.8's rules; *out says how it went. */
+int replication__crdt_ddl_merge(struct replication__crdt *crdt,
+                                const struct replication__changeset *cs,
+                                const char *sql,
+                                enum replication__ddl_result *out);
+
+/* The table a DROP TABLE statement drops, unquoted into name (size bytes):
+ * true, or false for any other statement. */
+bool replication__crdt_ddl_drops_table(const char *sql, char *name,
+                                       size_t size);
+
+/* Merges the records of cs (borrowed), a kept set read back from
+ * sinew_crdt_pending, in a transaction of its own: no version, clock or
+ * log bookkeeping (its version was applied when it first arrived). */
+int replication__crdt_merge_kept(struct replication__crdt *crdt,
+                                 const struct replication__changeset *cs);
+
+/* Merges the records of cs (borrowed) into the registers and rows in the
+ * caller's open transaction, keeping what does not apply as a kept set:
+ * no version, clock or log bookkeeping (a snapshot install merging back
+ * change sets of its log, crdt_snapshot_install.c). */
+int replication__crdt_merge_within(struct replication__crdt *crdt,
+                                   const struct replication__changeset *cs);
+
+/* Reads how many kept sets there are (on open). */
+int replication__crdt_kept_load(struct replication__crdt *crdt);
+
+/* Merges the kept records that the schema now has room for, when it
+ * changed since they were last tried: each kept set in a transaction of
+ * its own, in the order they were kept, again while that changes the
+ * schema further. A schema changed behind crdt's back (not through the
+ * commit hook or a merge) is synced first. */
+int replication__crdt_kept_retry(struct replication__crdt *crdt);
+
+/* Gives the rows of the user tables that have no registers (they existed
+ * before crdt mode first opened here) an INSERT's registers at
+ * K = (0, local site), recorded as local change sets (crdt.md §5 #32):
+ * any real write wins over them, and between replicas that held different
+ * rows under one key the larger site id's row wins whole. Runs once per
+ * database (sinew_crdt_meta 'bootstrap'). */
+int replication__crdt_bootstrap(struct replication__crdt *crdt);
 
 #endif /* SINEW_REPLICATION_CRDT_INT_H */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * crdt_pending.c: the change sets that wait (crdt.c's held list) kept in
- * sinew_crdt_pending(origin, version, deferred, bytes) so they survive a
- * close: bytes is the change set encoded as one chunk (changeset_codec.h),
- * deferred says whether it waits for the clock (1) or for a gap (0).
+ * sinew_crdt_pending(origin, version, deferred, bytes, reason) so they
+ * survive a close: bytes is the change set encoded as one chunk
+ * (changeset_codec.h), reason is 'wait', deferred says whether it waits
+ * for the clock (1) or for a gap (0).
  *
  * The decision to keep a change set is taken outside any transaction, so
  * a row is added, updated or removed in a small transaction of its own
@@ -11,6 +12,10 @@
  * the set it applies in its own transaction (crdt_merge.c), so a set is
  * never both applied and still pending. Rows are reloaded on open in the
  * order they were kept.
+ *
+ * The same table holds, with reason 'schema', the records of applied sets
+ * that named a table or column this database lacks (crdt_quarantine.c);
+ * the statements here touch only 'wait' rows.
  */
 #include <string.h>
 
@@ -61,27 +66,35 @@ static int run(struct pending_op *op)
     return engine_apply_transaction(op->crdt->db, 0, pending_cb, op);
 }
 
+int replication__crdt_pending_encode(const struct replication__changeset *cs,
+                                     struct common_buf *out)
+{
+    struct replication__encoding enc;
+    int rc;
+
+    rc = replication__changeset_encode(cs, PENDING_CHUNK_BYTES, &enc);
+    if (rc != 0) {
+        return rc;
+    }
+    ASSERT(enc.chunk_count == 1);
+    rc = replication__encoding_chunk(&enc, 0, out);
+    replication__encoding_close(&enc);
+    return rc;
+}
+
 int replication__crdt_pending_put(struct replication__crdt *crdt,
                                   const struct replication__changeset *cs,
                                   bool deferred)
 {
-    struct replication__encoding enc;
     struct common_buf bytes;
     struct pending_op op = {crdt, cs, CRDT_PENDING_PUT, &bytes, deferred};
     int rc;
 
     common_buf_init(&bytes, PENDING_CHUNK_BYTES);
-    rc = replication__changeset_encode(cs, PENDING_CHUNK_BYTES, &enc);
-    if (rc != 0) {
-        goto cleanup;
-    }
-    ASSERT(enc.chunk_count == 1);
-    rc = replication__encoding_chunk(&enc, 0, &bytes);
-    replication__encoding_close(&enc);
+    rc = replication__crdt_pending_encode(cs, &bytes);
     if (rc == 0) {
         rc = run(&op);
     }
-cleanup:
     common_buf_close(&bytes);
     return rc;
 }
@@ -112,7 +125,7 @@ int replication__crdt_pending_load(struct replication__crdt *crdt,
 
     rc = engine_prepare(crdt->db,
                         "SELECT deferred, bytes FROM sinew_crdt_pending"
-                        " ORDER BY rowid",
+                        " WHERE reason = 'wait' ORDER BY rowid",
                         -1, &stmt, NULL);
     while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
         rc = replication__changeset_decode(engine_column_blob(stmt, 1),

@@ -28,6 +28,10 @@ static const char *const create_sql =
     "CREATE TABLE IF NOT EXISTS sinew_crdt_cell(tbl TEXT NOT NULL,"
     " pk BLOB NOT NULL, col TEXT NOT NULL, hlc INTEGER, site BLOB,"
     " has_shadow INTEGER, shadow, PRIMARY KEY(tbl, pk, col));"
+    /* The engine looks a key up only whole, so a row's cells (the
+     * statements that name tbl and pk but no col) need their own index. */
+    "CREATE INDEX IF NOT EXISTS sinew_crdt_cell_row ON"
+    " sinew_crdt_cell(tbl, pk);"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_vv(site BLOB PRIMARY KEY,"
     " head INTEGER);"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_log(origin BLOB NOT NULL,"
@@ -35,40 +39,61 @@ static const char *const create_sql =
     " bytes BLOB NOT NULL, PRIMARY KEY(origin, version, chunk));"
     "CREATE TABLE IF NOT EXISTS sinew_crdt_pending(origin BLOB NOT NULL,"
     " version INTEGER NOT NULL, deferred INTEGER, bytes BLOB NOT NULL,"
-    " PRIMARY KEY(origin, version));";
+    " reason TEXT NOT NULL DEFAULT 'wait', PRIMARY KEY(origin, version));"
+    "CREATE TABLE IF NOT EXISTS sinew_crdt_column(tbl TEXT NOT NULL,"
+    " col TEXT NOT NULL, PRIMARY KEY(tbl, col));"
+    "CREATE TABLE IF NOT EXISTS sinew_crdt_floor(origin BLOB PRIMARY KEY,"
+    " floor INTEGER);";
 
 static const char *const stmt_sql[CRDT_STMT_COUNT] = {
     [CRDT_ROW_GET] = "SELECT alive, hlc, site FROM sinew_crdt_row"
                      " WHERE tbl = ?1 AND pk = ?2",
-    [CRDT_ROW_PUT] = "INSERT OR REPLACE INTO sinew_crdt_row"
-                     " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [CRDT_CELL_GET] = "SELECT hlc, site FROM sinew_crdt_cell"
-                      " WHERE tbl = ?1 AND pk = ?2 AND col = ?3",
-    [CRDT_CELL_PUT] = "INSERT OR REPLACE INTO sinew_crdt_cell"
-                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    /* The writes of rows that are rewritten again and again (registers,
+     * version vector, meta) update them in place when they exist: an
+     * upsert touches no key, where INSERT OR REPLACE deletes the row and
+     * inserts another, and a deleted row that held the table's largest
+     * rowid makes the engine look for the next one across the table. A
+     * cell is written only when K = (?4, ?5) is at least its own: the
+     * SQL comparison of an INTEGER hlc (below 2^63) and a 16-byte site
+     * orders as replication__crdt_k_cmp() does. */
+    [CRDT_ROW_PUT] = "INSERT INTO sinew_crdt_row VALUES (?1, ?2, ?3, ?4, ?5)"
+                     " ON CONFLICT(tbl, pk) DO UPDATE SET"
+                     " alive = excluded.alive, hlc = excluded.hlc,"
+                     " site = excluded.site",
+    [CRDT_CELL_PUT] = "INSERT INTO sinew_crdt_cell"
+                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                      " ON CONFLICT(tbl, pk, col) DO UPDATE SET"
+                      " hlc = excluded.hlc, site = excluded.site,"
+                      " has_shadow = excluded.has_shadow,"
+                      " shadow = excluded.shadow"
+                      " WHERE excluded.hlc > hlc OR (excluded.hlc = hlc"
+                      " AND excluded.site >= site)",
     [CRDT_CELL_DROP] = "DELETE FROM sinew_crdt_cell WHERE tbl = ?1"
                        " AND pk = ?2 AND (hlc < ?3 OR (hlc = ?3"
                        " AND site <= ?4))",
     [CRDT_CELL_SHADOWS] = "SELECT col, has_shadow, shadow FROM"
-                          " sinew_crdt_cell WHERE tbl = ?1 AND pk = ?2"
-                          " ORDER BY col",
+                          " sinew_crdt_cell WHERE tbl = ?1 AND pk = ?2",
     [CRDT_CELL_SHADOW_SET] = "UPDATE sinew_crdt_cell SET has_shadow = 1,"
                              " shadow = ?4 WHERE tbl = ?1 AND pk = ?2"
                              " AND col = ?3",
+    /* Rows already clear are left alone: the same result, fewer writes. */
     [CRDT_CELL_UNSHADOW] = "UPDATE sinew_crdt_cell SET has_shadow = 0,"
-                           " shadow = NULL WHERE tbl = ?1 AND pk = ?2",
+                           " shadow = NULL WHERE tbl = ?1 AND pk = ?2"
+                           " AND (has_shadow IS NOT 0 OR shadow IS NOT NULL)",
     [CRDT_VV_GET] = "SELECT head FROM sinew_crdt_vv WHERE site = ?1",
-    [CRDT_VV_PUT] = "INSERT OR REPLACE INTO sinew_crdt_vv VALUES (?1, ?2)",
+    [CRDT_VV_PUT] = "INSERT INTO sinew_crdt_vv VALUES (?1, ?2)"
+                    " ON CONFLICT(site) DO UPDATE SET head = excluded.head",
     [CRDT_META_GET] = "SELECT value FROM sinew_crdt_meta WHERE name = ?1",
-    [CRDT_META_PUT] = "INSERT OR REPLACE INTO sinew_crdt_meta"
-                      " VALUES (?1, ?2)",
+    [CRDT_META_PUT] = "INSERT INTO sinew_crdt_meta VALUES (?1, ?2)"
+                      " ON CONFLICT(name) DO UPDATE SET value = excluded.value",
     [CRDT_LOG_PUT] = "INSERT INTO sinew_crdt_log VALUES (?1, ?2, ?3, ?4, ?5)",
     [CRDT_PENDING_PUT] = "INSERT OR REPLACE INTO sinew_crdt_pending"
-                         " VALUES (?1, ?2, ?3, ?4)",
+                         " VALUES (?1, ?2, ?3, ?4, 'wait')",
     [CRDT_PENDING_MARK] = "UPDATE sinew_crdt_pending SET deferred = ?3"
-                          " WHERE origin = ?1 AND version = ?2",
+                          " WHERE origin = ?1 AND version = ?2"
+                          " AND reason = 'wait'",
     [CRDT_PENDING_DROP] = "DELETE FROM sinew_crdt_pending WHERE origin = ?1"
-                          " AND version = ?2",
+                          " AND version = ?2 AND reason = 'wait'",
 };
 
 int replication__crdt_store_create(struct engine_db *db)
@@ -90,10 +115,10 @@ int replication__crdt_stmt(struct replication__crdt *crdt,
             return rc;
         }
     } else {
-        rc = engine_reset(*stmt);
-        if (rc == 0) {
-            rc = engine_clear_bindings(*stmt);
-        }
+        /* What reset returns is the last step's error, already handed to
+         * whoever ran it: not this use's business. */
+        (void)engine_reset(*stmt);
+        rc = engine_clear_bindings(*stmt);
         if (rc != 0) {
             return rc;
         }
@@ -102,7 +127,26 @@ int replication__crdt_stmt(struct replication__crdt *crdt,
     return 0;
 }
 
+/* The statements stay prepared from one transaction to the next (the
+ * engine plans a statement again when the schema changed since: DDL,
+ * another handle's, a rollback's), which spares a prepare of each at
+ * every commit and merge. Resetting them when a transaction ends leaves
+ * none running, so none holds a read snapshot of a file database, and
+ * clearing the bindings lets go of large values (log chunks). */
 void replication__crdt_stmts_close(struct replication__crdt *crdt)
+{
+    size_t i;
+
+    crdt->exist.valid = false;
+    for (i = 0; i < CRDT_STMT_COUNT; i++) {
+        if (crdt->stmts[i] != NULL) {
+            (void)engine_reset(crdt->stmts[i]);
+            (void)engine_clear_bindings(crdt->stmts[i]);
+        }
+    }
+}
+
+void replication__crdt_stmts_free(struct replication__crdt *crdt)
 {
     size_t i;
 
@@ -227,6 +271,40 @@ static void column_k(struct engine_stmt *stmt, int column,
     }
 }
 
+/* Whether the remembered existence register is row's. */
+static bool exist_is(const struct replication__crdt *crdt,
+                     const struct replication__crdt_row *row)
+{
+    const struct replication__crdt_exist *e = &crdt->exist;
+
+    return e->valid && e->schema_version == engine_schema_version(crdt->db) &&
+           e->pk_size == row->pk_size && strcmp(e->table, row->table) == 0 &&
+           (row->pk_size == 0 || memcmp(e->pk, row->pk, row->pk_size) == 0);
+}
+
+/* Remembers row's existence register, when its address fits. */
+static void exist_remember(struct replication__crdt *crdt,
+                           const struct replication__crdt_row *row, bool found,
+                           bool alive, const struct replication__crdt_k *k)
+{
+    struct replication__crdt_exist *e = &crdt->exist;
+    size_t table_size = strlen(row->table);
+
+    e->valid = table_size < sizeof(e->table) && row->pk_size <= sizeof(e->pk);
+    if (!e->valid) {
+        return;
+    }
+    e->schema_version = engine_schema_version(crdt->db);
+    memcpy(e->table, row->table, table_size + 1);
+    if (row->pk_size > 0) {
+        memcpy(e->pk, row->pk, row->pk_size);
+    }
+    e->pk_size = row->pk_size;
+    e->found = found;
+    e->alive = alive;
+    e->k = found ? *k : (struct replication__crdt_k){0};
+}
+
 int replication__crdt_row_get(struct replication__crdt *crdt,
                               const struct replication__crdt_row *row,
                               bool *found, bool *alive,
@@ -235,6 +313,14 @@ int replication__crdt_row_get(struct replication__crdt *crdt,
     struct engine_stmt *stmt;
     int rc;
 
+    if (exist_is(crdt, row)) {
+        *found = crdt->exist.found;
+        if (*found) {
+            *alive = crdt->exist.alive;
+            *k = crdt->exist.k;
+        }
+        return 0;
+    }
     rc = replication__crdt_stmt(crdt, CRDT_ROW_GET, &stmt);
     if (rc == 0) {
         rc = bind_row(stmt, row);
@@ -245,6 +331,9 @@ int replication__crdt_row_get(struct replication__crdt *crdt,
     if (rc == 0 && *found) {
         *alive = engine_column_int64(stmt, 0) != 0;
         column_k(stmt, 1, k);
+    }
+    if (rc == 0) {
+        exist_remember(crdt, row, *found, *found && *alive, k);
     }
     return rc;
 }
@@ -299,63 +388,46 @@ int replication__crdt_merge_exist(struct replication__crdt *crdt,
     if (rc == 0) {
         rc = replication__crdt_step_done(crdt, stmt);
     }
+    if (rc == 0) {
+        exist_remember(crdt, row, true, alive, k);
+    } else {
+        crdt->exist.valid = false; /* the write may have half happened */
+    }
     if (rc == 0 && !alive) {
         rc = drop_cells(crdt, row, k);
     }
     return rc;
 }
 
-/* Whether a SET at k loses to the row's tombstone or to the cell. */
+/* Whether a SET at k loses to the row's tombstone (it can never become
+ * visible); whether it loses to the cell, CRDT_CELL_PUT decides. */
 static int cell_loses(struct replication__crdt *crdt,
                       const struct replication__crdt_row *row,
-                      const char *column, const struct replication__crdt_k *k,
-                      bool *loses)
+                      const struct replication__crdt_k *k, bool *loses)
 {
     struct replication__crdt_k current;
-    struct engine_stmt *stmt;
     bool found, alive;
     int rc;
 
     rc = replication__crdt_row_get(crdt, row, &found, &alive, &current);
-    if (rc != 0) {
-        return rc;
-    }
-    if (found && !alive && replication__crdt_k_cmp(k, &current) <= 0) {
-        *loses = true;
-        return 0;
-    }
-    rc = replication__crdt_stmt(crdt, CRDT_CELL_GET, &stmt);
     if (rc == 0) {
-        rc = bind_row(stmt, row);
-    }
-    if (rc == 0) {
-        rc = engine_bind_text(stmt, 3, column, -1);
-    }
-    if (rc == 0) {
-        rc = step_row(stmt, &found);
-    }
-    if (rc == 0) {
-        if (found) {
-            column_k(stmt, 0, &current);
-        }
-        *loses = found && replication__crdt_k_cmp(k, &current) < 0;
+        *loses = found && !alive && replication__crdt_k_cmp(k, &current) <= 0;
     }
     return rc;
 }
 
-int replication__crdt_merge_cell(struct replication__crdt *crdt,
-                                 const struct replication__crdt_row *row,
-                                 const char *column,
-                                 const struct engine_change_value *value,
-                                 bool shadow,
-                                 const struct replication__crdt_k *k)
+int replication__crdt_merge_cell_won(
+    struct replication__crdt *crdt, const struct replication__crdt_row *row,
+    const char *column, const struct engine_change_value *value, bool shadow,
+    const struct replication__crdt_k *k, bool *won)
 {
     static const struct engine_change_value null = {.type = ENGINE_NULL};
     struct engine_stmt *stmt;
     bool loses;
     int rc;
 
-    rc = cell_loses(crdt, row, column, k, &loses);
+    *won = false;
+    rc = cell_loses(crdt, row, k, &loses);
     if (rc != 0 || loses) {
         return rc;
     }
@@ -378,5 +450,23 @@ int replication__crdt_merge_cell(struct replication__crdt *crdt,
     if (rc == 0) {
         rc = replication__crdt_bind_value(stmt, 7, shadow ? value : &null);
     }
-    return rc == 0 ? replication__crdt_step_done(crdt, stmt) : rc;
+    if (rc == 0) {
+        rc = replication__crdt_step_done(crdt, stmt);
+    }
+    /* The upsert changed no row when the cell's own K was greater. */
+    *won = rc == 0 && engine_changes(crdt->db) > 0;
+    return rc;
+}
+
+int replication__crdt_merge_cell(struct replication__crdt *crdt,
+                                 const struct replication__crdt_row *row,
+                                 const char *column,
+                                 const struct engine_change_value *value,
+                                 bool shadow,
+                                 const struct replication__crdt_k *k)
+{
+    bool won;
+
+    return replication__crdt_merge_cell_won(crdt, row, column, value, shadow, k,
+                                            &won);
 }

@@ -6,6 +6,13 @@
  * else by its rowid (engine.h, "What a change says"); the merge passes
  * keys through unchanged, so it only needs the key columns to read a row
  * back.
+ *
+ * Shapes are kept in the crdt state (replication__crdt_shape): every
+ * commit and merge needs the shapes of the tables it touches, and a
+ * PRAGMA per table per transaction would cost more than many small
+ * transactions' own work. The engine's schema version says when they are
+ * stale: any DDL, also one rolled back or run by another handle, changes
+ * it, and then all of them are learned again.
  */
 #include <stdio.h>
 #include <string.h>
@@ -160,4 +167,50 @@ long replication__crdt_table_column(const struct replication__crdt_table *t,
         }
     }
     return -1;
+}
+
+void replication__crdt_shapes_free(struct replication__crdt *crdt)
+{
+    size_t i;
+
+    for (i = 0; i < crdt->shape_count; i++) {
+        replication__crdt_table_free(crdt->shapes[i]);
+    }
+    common_free(crdt->shapes);
+    crdt->shapes = NULL;
+    crdt->shape_count = 0;
+}
+
+int replication__crdt_shape(struct replication__crdt *crdt, const char *name,
+                            struct replication__crdt_table **out)
+{
+    uint64_t version = engine_schema_version(crdt->db);
+    struct replication__crdt_table **grown, *table;
+    size_t i;
+    int rc;
+
+    ASSERT(name != NULL);
+    if (version != crdt->shapes_version) {
+        replication__crdt_shapes_free(crdt);
+        crdt->shapes_version = version;
+    }
+    for (i = 0; i < crdt->shape_count; i++) {
+        if (strcmp(crdt->shapes[i]->name, name) == 0) {
+            *out = crdt->shapes[i];
+            return 0;
+        }
+    }
+    grown = common_realloc_array(crdt->shapes, crdt->shape_count + 1,
+                                 sizeof(*grown));
+    if (grown == NULL) {
+        return COMMON_ENOMEM;
+    }
+    crdt->shapes = grown;
+    rc = replication__crdt_table_load(crdt->db, name, &table);
+    if (rc != 0) {
+        return rc;
+    }
+    crdt->shapes[crdt->shape_count++] = table;
+    *out = table;
+    return 0;
 }

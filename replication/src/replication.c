@@ -58,6 +58,9 @@ static void fill_defaults(struct replication_config *config)
     if (config->batch_bytes == 0) {
         config->batch_bytes = REPLICATION_BATCH_BYTES_DEFAULT;
     }
+    if (config->evict_after_ms == 0) {
+        config->evict_after_ms = REPLICATION_EVICT_AFTER_MS_DEFAULT;
+    }
 }
 
 static int open_crdt(struct replication *r)
@@ -100,9 +103,23 @@ int replication_open(const struct replication_config *config,
     }
     r->config = *config;
     fill_defaults(&r->config);
+    r->opened_ms = now_ms(r);
+    if (config->member_count > 0) {
+        r->members = common_calloc(config->member_count, sizeof(*r->members));
+        if (r->members == NULL) {
+            common_free(r);
+            return COMMON_ENOMEM;
+        }
+        memcpy(r->members, config->members,
+               config->member_count * sizeof(*r->members));
+    }
+    r->config.members = r->members;
     rc = open_crdt(r);
     if (rc == 0) {
         rc = replication__chunks_create(&chunks, &r->chunks);
+    }
+    if (rc == 0) {
+        rc = replication__history_open(r);
     }
     if (rc == 0) {
         rc = replication__leader_load(r);
@@ -117,6 +134,7 @@ int replication_open(const struct replication_config *config,
 
 static void peer_free(struct replication__peer *peer)
 {
+    replication__snapshot_drop(peer);
     common_free(peer->cursors);
     peer->cursors = NULL;
     peer->cursor_count = 0;
@@ -136,6 +154,8 @@ void replication_close(struct replication *r)
     }
     common_free(r->peers);
     common_free(r->fence);
+    common_free(r->members);
+    common_free(r->clocks);
     common_free(r);
 }
 
@@ -169,6 +189,7 @@ void replication_connected(struct replication *r,
     peer->refused = false;
     peer->summary = false;
     peer->blocked = false;
+    peer->eviction_checked = false;
     replication__send_summary(r, peer);
 }
 
@@ -203,6 +224,12 @@ void replication_received(struct replication *r,
     case REPLICATION__MSG_CHUNK:
         replication__on_chunk(r, peer, bytes, size);
         break;
+    case REPLICATION__MSG_SNAPSHOT:
+        if (peer->hello && !peer->refused) {
+            replication__on_snapshot(r, peer, bytes, size);
+        }
+        break;
+
     default:
         LOGF(&r->config.log, COMMON_LOG_WARN,
              "replication: unknown message type=%u dropped", (unsigned)type);
@@ -223,6 +250,20 @@ void replication_writable(struct replication *r,
 /* When the held change sets should be looked at again: soon while some
  * wait for the clock. */
 #define DEFERRED_RETRY_MS 100u
+/* The log is pruned every this many sync intervals. */
+#define PRUNE_INTERVALS 10u
+
+/* The clock went back (a wall clock set right, crdt.md §5 #13, #15): what
+ * is due by the later reading would otherwise wait as long. */
+static void timers_rewind(struct replication *r, uint64_t now)
+{
+    if (r->next_summary_ms > now + r->config.sync_interval_ms) {
+        r->next_summary_ms = now;
+    }
+    if (r->next_prune_ms > now + PRUNE_INTERVALS * r->config.sync_interval_ms) {
+        r->next_prune_ms = now;
+    }
+}
 
 int replication_tick(struct replication *r, uint64_t *next_ms)
 {
@@ -231,10 +272,12 @@ int replication_tick(struct replication *r, uint64_t *next_ms)
     int rc = 0;
 
     ASSERT(r != NULL);
+    timers_rewind(r, now);
     if (r->config.mode == REPLICATION_MODE_LEADER) {
         rc = replication__leader_check(r);
     }
-    if (rc == 0 && replication__crdt_deferred_count(r->crdt) > 0) {
+    if (rc == 0 && (replication__crdt_deferred_count(r->crdt) > 0 ||
+                    replication__crdt_kept_count(r->crdt) > 0)) {
         rc = replication__crdt_retry(r->crdt);
     }
     if (rc == 0 && now >= r->next_summary_ms) {
@@ -243,12 +286,19 @@ int replication_tick(struct replication *r, uint64_t *next_ms)
         }
         r->next_summary_ms = now + r->config.sync_interval_ms;
     }
+    if (rc == 0 && now >= r->next_prune_ms) {
+        rc = replication__history_prune(r, now);
+        r->next_prune_ms = now + PRUNE_INTERVALS * r->config.sync_interval_ms;
+    }
     if (rc == 0) {
         rc = replication__ship(r);
     }
     if (rc != 0) {
-        LOGF(&r->config.log, COMMON_LOG_ERROR, "replication: tick: %s",
-             replication_strerror(rc));
+        LOGF(&r->config.log, COMMON_LOG_ERROR, "replication: tick: %s (%d)",
+             rc >= ENGINE_ERROR_FIRST && rc <= ENGINE_ERROR_LAST
+                 ? engine_errmsg(r->config.db)
+                 : replication_strerror(rc),
+             rc);
     }
     *next_ms = r->next_summary_ms;
     if (replication__crdt_deferred_count(r->crdt) > 0 &&
@@ -282,6 +332,7 @@ static int stats_peers(const struct replication *r,
         s->refused = p->refused;
         memcpy(s->site, p->site, sizeof(s->site));
         s->last_summary_ms = p->last_summary_ms;
+        s->needs_snapshot = p->needs_snapshot;
         s->change_sets_sent = p->change_sets_sent;
         s->chunks_received = p->chunks_received;
     }
@@ -311,6 +362,7 @@ int replication_stats_get(struct replication *r, struct replication_stats *out)
         rc = stats_peers(r, out);
     }
     out->deferred = replication__crdt_deferred_count(r->crdt);
+    out->quarantined = replication__crdt_kept_count(r->crdt);
     out->waiting = replication__crdt_held_count(r->crdt) - out->deferred;
     out->applied = r->applied;
     out->refused = r->refused;

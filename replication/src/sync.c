@@ -5,6 +5,7 @@
  * the change log's stored chunks to the peers that lack them, bounded per
  * peer per tick.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "sync_int.h"
@@ -86,6 +87,7 @@ void replication__send_summary(struct replication *r,
 {
     struct replication__summary summary = {0};
     struct replication__head *heads = NULL;
+    struct replication__evidence *evidence = NULL;
     struct common_buf buf;
     int rc;
 
@@ -100,6 +102,12 @@ void replication__send_summary(struct replication *r,
         return;
     }
     summary.heads = heads;
+    rc = replication__evidence_list(r, &evidence, &summary.evidence_count);
+    if (rc != 0) {
+        common_free(heads);
+        return;
+    }
+    summary.evidence = evidence;
     summary.epoch = r->epoch;
     summary.flags =
         (uint8_t)((r->writer ? REPLICATION__SUMMARY_WRITER : 0) |
@@ -114,6 +122,7 @@ void replication__send_summary(struct replication *r,
     }
     common_buf_close(&buf);
     common_free(heads);
+    common_free(evidence);
 }
 
 /* One origin's shipping to one peer, chunk by chunk from the log. */
@@ -185,10 +194,13 @@ static int ship_to_peer(struct replication *r, struct replication__peer *peer,
                         const struct replication__head *heads, size_t count)
 {
     struct shipment s = {.r = r, .peer = peer};
+    uint64_t floor = 0;
+    bool needs = false;
     size_t i;
     int rc = 0;
 
     s.budget = r->config.batch_bytes;
+
     for (i = 0; rc == 0 && i < count && !s.cut; i++) {
         s.cursor = replication__cursor_get(peer, heads[i].site);
         if (s.cursor == NULL) {
@@ -198,9 +210,23 @@ static int ship_to_peer(struct replication *r, struct replication__peer *peer,
         if (s.cursor->sent >= s.limit) {
             continue;
         }
+        rc = replication__crdt_floor(r->crdt, heads[i].site, &floor);
+        if (rc == 0 && s.cursor->sent < floor) {
+            needs = true; /* pruned: only a snapshot serves it */
+            continue;
+        }
         rc = replication__crdt_log_bytes_since(r->crdt, heads[i].site,
                                                s.cursor->sent, ship_chunk, &s);
         rc = rc == SHIP_STOP ? 0 : rc;
+    }
+    if (rc == 0) {
+        if (needs && !peer->needs_snapshot) {
+            LOGF(&r->config.log, COMMON_LOG_WARN,
+                 "replication: a peer needs change sets pruned from the log:"
+                 " it bootstraps from a snapshot");
+        }
+        peer->needs_snapshot = needs || (s.cut && peer->needs_snapshot);
+        rc = replication__snapshot_ship(r, peer, &s.budget);
     }
     if (s.cut && !peer->blocked) {
         r->more = true;

@@ -31,21 +31,47 @@ struct replication__cursor {
     uint64_t sent;       /* versions up to here went out whole */
     uint64_t their_head; /* from the peer's last summary */
     uint64_t target;     /* relay up to here (not for our own origin) */
+    uint64_t acked;      /* their head + 1 as stored in sinew_crdt_ack */
 };
 
 struct replication__peer {
     struct transport_node_id id;
     bool connected;
-    bool hello;   /* its HELLO arrived (and was accepted) */
-    bool refused; /* its HELLO named our site or another mode */
-    bool summary; /* a SUMMARY arrived since it connected */
-    bool blocked; /* send queue full: wait for writable */
+    bool hello;            /* its HELLO arrived (and was accepted) */
+    bool refused;          /* its HELLO named our site or another mode */
+    bool summary;          /* a SUMMARY arrived since it connected */
+    bool blocked;          /* send queue full: wait for writable */
+    bool needs_snapshot;   /* lacks versions pruned from our log */
+    bool eviction_checked; /* at its first summary since it connected */
+    /* A snapshot going out to it (sync_snapshot.c), and one coming in. */
+    uint8_t *snap_out;
+    size_t snap_out_size;
+    size_t snap_out_sent;
+    uint64_t snap_out_id;
+    uint64_t snap_out_done_ms; /* when its last slice went; 0: not yet */
+    uint8_t *snap_in;
+    size_t snap_in_size;
+    size_t snap_in_got;
+    uint64_t snap_in_id;
+    uint64_t stored_seen_ms; /* last_seen_ms last written */
     uint8_t site[REPLICATION_SITE_ID_BYTES];
     uint64_t last_summary_ms;
     struct replication__cursor *cursors;
     size_t cursor_count;
     uint64_t change_sets_sent;
     uint64_t chunks_received;
+};
+
+/* What this node knows of a site's clock (sync_evidence.c). */
+#define REPLICATION__EVIDENCE_KEPT 8
+
+struct replication__site_clock {
+    /* The latest evidence heard (or, for this node, given), newest last:
+     * older entries serve while the newest is not yet acknowledged. */
+    struct replication__evidence recent[REPLICATION__EVIDENCE_KEPT];
+    size_t recent_count;
+    uint64_t covered_hlc; /* the highest evidence hlc held and acknowledged */
+    uint64_t updated_ms;  /* when the newest evidence arrived */
 };
 
 struct replication {
@@ -56,6 +82,12 @@ struct replication {
     struct replication__peer *peers;
     size_t peer_count;
     uint64_t next_summary_ms;
+    uint64_t next_prune_ms;
+    uint64_t opened_ms;
+    bool heard; /* replication__members_heard() at the last prune */
+    struct transport_node_id *members; /* config's, copied */
+    struct replication__site_clock *clocks;
+    size_t clock_count;
     bool more; /* a batch was cut short: tick again now */
     uint64_t applied;
     uint64_t refused;
@@ -84,6 +116,58 @@ void replication__send_summary(struct replication *r,
 
 /* Ships to every ready peer what it lacks, at most batch_bytes each. */
 int replication__ship(struct replication *r);
+
+/* ---- sync_history.c ---- */
+
+int replication__history_open(struct replication *r);
+/* Stores what peer's summary (heads, borrowed) acknowledges, if news. */
+int replication__history_ack(struct replication *r,
+                             struct replication__peer *peer,
+                             const struct replication__head *heads,
+                             size_t count, uint64_t now_ms);
+
+/* The members: peers heard from since cutoff_ms (*sites common_malloc'd,
+ * *count of them). */
+int replication__history_members(struct replication *r, uint64_t cutoff_ms,
+                                 uint8_t (**sites)[REPLICATION_SITE_ID_BYTES],
+                                 size_t *count);
+/* Whether peer (a site) was heard from before but not since cutoff_ms:
+ * an evicted member coming back. */
+int replication__history_evicted(struct replication *r, const uint8_t *peer,
+                                 uint64_t cutoff_ms, bool *out);
+/* What peer (a site) acknowledged of origin: 0 when nothing. */
+int replication__history_acked(struct replication *r, const uint8_t *peer,
+                               const uint8_t *origin, uint64_t *head);
+/* Prunes the log by the members' acknowledgements and the retention. */
+int replication__history_prune(struct replication *r, uint64_t now_ms);
+
+/* ---- sync_evidence.c ---- */
+
+/* Takes in a summary's evidence (borrowed). */
+int replication__evidence_merge(struct replication *r,
+                                const struct replication__evidence *evidence,
+                                size_t count, uint64_t now_ms);
+/* The evidence to send: this node's own, current, then the best known of
+ * every other site (*out common_malloc'd). */
+int replication__evidence_list(struct replication *r,
+                               struct replication__evidence **out,
+                               size_t *count);
+/* Whether every configured member has been heard from in this run (its
+ * HELLO and evidence), or evict_after_ms has passed since open. */
+bool replication__members_heard(struct replication *r, uint64_t now_ms);
+/* Collects the tombstones below the stable point, if any. */
+int replication__evidence_collect(struct replication *r, uint64_t now_ms);
+
+/* ---- sync_snapshot.c ---- */
+
+/* Frees peer's snapshot buffers, both ways. */
+void replication__snapshot_drop(struct replication__peer *peer);
+/* Ships the snapshot to a peer that needs one, within *budget bytes. */
+int replication__snapshot_ship(struct replication *r,
+                               struct replication__peer *peer, size_t *budget);
+void replication__on_snapshot(struct replication *r,
+                              struct replication__peer *peer,
+                              const uint8_t *bytes, size_t size);
 
 /* ---- sync_receive.c ---- */
 

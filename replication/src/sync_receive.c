@@ -115,6 +115,37 @@ static int move_absent(struct replication *r, struct replication__peer *peer,
     return rc;
 }
 
+/* At a peer's first summary since it connected: was it evicted (silent
+ * past evict_after_ms)? Tombstones may have been collected without it,
+ * so its old writes could bring deleted rows back: it is refused until
+ * rebuilt from a fresh database (crdt.md §6.7: an evicted member must
+ * re-bootstrap), which then joins as a new site through a snapshot. */
+static int check_evicted(struct replication *r, struct replication__peer *peer)
+{
+    uint64_t now = r->config.clock.now_ms(r->config.clock.ctx);
+    uint64_t cutoff =
+        now > r->config.evict_after_ms ? now - r->config.evict_after_ms : 0;
+    bool evicted = false;
+    char site[17];
+    int rc;
+
+    if (peer->eviction_checked) {
+        return 0;
+    }
+    peer->eviction_checked = true;
+    rc = replication__history_evicted(r, peer->site, cutoff, &evicted);
+    if (rc == 0 && evicted) {
+        peer->refused = true;
+        site_text(peer->site, site);
+        LOGF(&r->config.log, COMMON_LOG_ERROR,
+             "replication: peer site %s was evicted (silent longer than"
+             " evict_after_ms): not syncing with it; rebuild it from an"
+             " empty database, and it rejoins through a snapshot",
+             site);
+    }
+    return rc;
+}
+
 void replication__on_summary(struct replication *r,
                              struct replication__peer *peer,
                              const uint8_t *bytes, size_t size)
@@ -125,6 +156,9 @@ void replication__on_summary(struct replication *r,
 
     if (!peer->hello || peer->refused) {
         return; /* before its hello (reordered): the next one will do */
+    }
+    if (check_evicted(r, peer) != 0 || peer->refused) {
+        return;
     }
     rc = replication__summary_decode(bytes, size, &summary);
     if (rc != 0) {
@@ -143,6 +177,16 @@ void replication__on_summary(struct replication *r,
     }
     if (rc == 0) {
         rc = move_absent(r, peer, &summary);
+    }
+    if (rc == 0) {
+        rc = replication__history_ack(
+            r, peer, summary.heads, summary.head_count,
+            r->config.clock.now_ms(r->config.clock.ctx));
+    }
+    if (rc == 0) {
+        rc = replication__evidence_merge(
+            r, summary.evidence, summary.evidence_count,
+            r->config.clock.now_ms(r->config.clock.ctx));
     }
     replication__summary_release(&summary);
     if (rc != 0) {
@@ -185,16 +229,18 @@ void replication__on_chunk(struct replication *r,
     uint64_t head = 0;
     int rc;
 
-    if (!peer->hello || peer->refused) {
-        return;
+    if (!peer->hello || peer->refused || !peer->eviction_checked) {
+        return; /* until its first summary says it may sync */
     }
     peer->chunks_received++;
     rc = replication__chunk_peek(bytes, size, &info);
     if (rc == 0) {
         rc = replication__crdt_head(r->crdt, info.origin, &head);
     }
-    if (rc == 0 && info.version <= head) {
-        return; /* covered: a duplicate or a relay we already had */
+    if (rc == 0 &&
+        (info.version <= head ||
+         replication__crdt_is_held(r->crdt, info.origin, info.version))) {
+        return; /* covered, or already waiting here: a resend or relay */
     }
     if (rc == 0 && r->config.mode == REPLICATION_MODE_LEADER) {
         rc =

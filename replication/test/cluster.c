@@ -69,6 +69,7 @@ static void on_received(void *ctx, const struct transport_node_id *peer,
 
     if (type >= REPLICATION_MESSAGE_FIRST && type <= REPLICATION_MESSAGE_LAST) {
         replication_received(node->replication, peer, type, bytes, size);
+        node->next_tick_ms = 0; /* tick after receiving, as the API asks */
     }
 }
 
@@ -166,6 +167,9 @@ static void open_database(struct cluster *c, struct cluster_node *node)
 
     assert_int_equal(
         engine_open(node->path[0] != '\0' ? node->path : NULL, &node->db), 0);
+    /* A simulated crash is a clean stop here; fsync only costs time. */
+    assert_int_equal(
+        engine_exec(node->db, "PRAGMA synchronous = OFF", NULL, NULL), 0);
     if (fresh && c->schema != NULL) {
         assert_int_equal(engine_exec(node->db, c->schema, NULL, NULL), 0);
     }
@@ -181,9 +185,14 @@ void cluster_start(struct cluster *c, unsigned i)
                                                   .writable = on_writable,
                                                   .ctx = node};
     struct replication_config config = {0};
+    struct transport_node_id members[CLUSTER_NODES_MAX];
+    size_t member_count = 0;
     unsigned j;
 
     assert_false(node->up);
+    if (getenv("SINEW_TEST_VERBOSE") != NULL) {
+        printf("  [node %u t=%" PRIu64 "] start\n", i, c->now_ms);
+    }
     open_database(c, node);
     assert_int_equal(transport_memory_new(c->net, &node->id, &callbacks, NULL,
                                           &node->transport),
@@ -195,12 +204,24 @@ void cluster_start(struct cluster *c, unsigned i)
     config.clock.ctx = node;
     config.sync_interval_ms = c->sync_interval_ms;
     config.batch_bytes = c->batch_bytes;
+    config.evict_after_ms = c->evict_after_ms;
+    config.retention_ms = c->retention_ms;
+    for (j = 0; j < c->count; j++) {
+        if (node->links[j]) {
+            members[member_count++] = c->nodes[j].id;
+        }
+    }
+    config.members = members;
+    config.member_count = member_count;
     config.random_bytes = node_random_bytes;
     config.random_ctx = node;
     config.is_writer = node_is_writer;
     config.is_writer_ctx = node;
-    config.log = (struct common_log){
-        .ctx = node, .min_level = COMMON_LOG_WARN, .emit = node_log};
+    config.log = (struct common_log){.ctx = node,
+                                     .min_level = getenv("SINEW_TEST_VERBOSE")
+                                                      ? COMMON_LOG_INFO
+                                                      : COMMON_LOG_WARN,
+                                     .emit = node_log};
     assert_int_equal(replication_open(&config, &node->replication), 0);
     assert_int_equal(transport_listen(node->transport, node->address), 0);
     node->up = true;
@@ -224,6 +245,9 @@ void cluster_stop(struct cluster *c, unsigned i)
     struct cluster_node *node = &c->nodes[i];
 
     assert_true(node->up);
+    if (getenv("SINEW_TEST_VERBOSE") != NULL) {
+        printf("  [node %u t=%" PRIu64 "] stop\n", i, c->now_ms);
+    }
     replication_close(node->replication);
     transport_close(node->transport, closed, NULL);
     engine_close(node->db);

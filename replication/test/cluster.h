@@ -65,6 +65,8 @@ struct cluster {
     char dir[256];
     uint32_t sync_interval_ms;
     size_t batch_bytes;
+    uint64_t evict_after_ms; /* 0: the default */
+    uint64_t retention_ms;
 };
 
 /* Sets up n nodes (none started). files: databases on disk. */

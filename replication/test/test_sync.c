@@ -13,6 +13,7 @@
  * Scenario numbers are crdt.md §5's.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster.h"
 
@@ -243,6 +244,148 @@ static void leader_follower_catches_up(void **state)
     cluster_free(&cl);
 }
 
+static void insert_many(unsigned node, int first, int count)
+{
+    for (int i = first; i < first + count; i++) {
+        char sql[128];
+
+        snprintf(sql, sizeof(sql), "INSERT INTO t VALUES ('k%04d', %d, 0)", i,
+                 i);
+        cluster_exec(&cl, node, sql);
+    }
+}
+
+/* History: once every member acknowledged a change set it leaves every
+ * log; a member that is down holds the pruning back, and catches up from
+ * the log when it returns (#25). */
+static void history_pruned_once_acknowledged(void **state)
+{
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 9, true);
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    insert_many(0, 0, 30);
+    insert_many(1, 30, 30);
+    cluster_run(&cl, 5000);
+    for (unsigned i = 0; i < 3; i++) {
+        cluster_assert_query(&cl, i, "SELECT count(*) FROM sinew_crdt_log",
+                             "0");
+    }
+    cluster_stop(&cl, 2);
+    insert_many(0, 60, 20);
+    cluster_run(&cl, 5000);
+    /* Node 2 is still a member: its missing versions stay. */
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM sinew_crdt_log", "20");
+    cluster_start(&cl, 2);
+    cluster_run(&cl, 5000);
+    cluster_assert_query(&cl, 2, "SELECT count(*) FROM t", "80");
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM sinew_crdt_log", "0");
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
+/* #27, #26: a member silent past evict_after_ms no longer holds pruning
+ * or tombstone collection back; when it returns it is refused (its old
+ * writes could revive collected rows), and once rebuilt from an empty
+ * database (a new site) it joins through a snapshot. */
+static void history_evicted_member_rebuilt(void **state)
+{
+    char path[600];
+
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 10, true);
+    cl.evict_after_ms = 10000;
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 1000);
+    insert_many(0, 0, 5);
+    cluster_run(&cl, 1000);
+    cluster_stop(&cl, 2);
+    insert_many(0, 5, 20);
+    cluster_exec(&cl, 1, "DELETE FROM t WHERE a < 3");
+    cluster_run(&cl, 5000);
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM sinew_crdt_log", "21");
+    cluster_assert_query(
+        &cl, 0, "SELECT count(*) FROM sinew_crdt_row WHERE alive = 0", "3");
+    cluster_run(&cl, 10000);
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM sinew_crdt_log", "0");
+    cluster_assert_query(
+        &cl, 0, "SELECT count(*) FROM sinew_crdt_row WHERE alive = 0", "0");
+    cluster_start(&cl, 2);
+    cluster_exec(&cl, 2, "INSERT INTO t VALUES ('stale', 9, 9)");
+    cluster_run(&cl, 3000);
+    assert_true(cl.nodes[0].errors > 0);
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM t", "22");
+    cluster_assert_query(&cl, 2, "SELECT count(*) FROM t WHERE a < 3", "3");
+    cluster_stop(&cl, 2);
+    snprintf(path, sizeof(path), "%s-wal", cl.nodes[2].path);
+    unlink(path);
+    unlink(cl.nodes[2].path);
+    cl.nodes[2].site_byte = 0x77;
+    cluster_start(&cl, 2);
+    cluster_run(&cl, 5000);
+    cluster_assert_query(&cl, 2, "SELECT count(*) FROM t", "22");
+    cluster_assert_query(&cl, 2, "SELECT count(*) FROM t WHERE a < 3", "0");
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
+/* #36: a node that joins after the history was pruned (a fresh database,
+ * a new site id) bootstraps from a snapshot and then follows. */
+static void history_new_node_joins_by_snapshot(void **state)
+{
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 12, true);
+    cluster_link(&cl, 0, 1);
+    cluster_start(&cl, 0);
+    cluster_start(&cl, 1);
+    cluster_run(&cl, 500);
+    insert_many(0, 0, 30);
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 1, "UPDATE t SET b = 7 WHERE a % 3 = 0");
+    cluster_run(&cl, 5000);
+    cluster_assert_query(&cl, 0, "SELECT count(*) FROM sinew_crdt_log", "0");
+    cluster_link(&cl, 2, 0);
+    cluster_start(&cl, 2);
+    cluster_run(&cl, 3000);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('after', 1, 1)");
+    cluster_run(&cl, 2000);
+    cluster_assert_query(&cl, 2, "SELECT count(*), sum(b) FROM t", "31|71");
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
+/* Tombstones are collected once causally stable: not while a member is
+ * down (it may still send an older write), and once it is back and has
+ * caught up; the collected row stays deleted everywhere (#27). */
+static void history_tombstones_collected_when_stable(void **state)
+{
+    (void)state;
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 11, true);
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    insert_many(0, 0, 10);
+    cluster_run(&cl, 1000);
+    cluster_stop(&cl, 2);
+    cluster_exec(&cl, 0, "DELETE FROM t WHERE a < 5");
+    cluster_run(&cl, 5000);
+    cluster_assert_query(
+        &cl, 0, "SELECT count(*) FROM sinew_crdt_row WHERE alive = 0", "5");
+    cluster_start(&cl, 2);
+    cluster_run(&cl, 5000);
+    for (unsigned i = 0; i < 3; i++) {
+        cluster_assert_query(&cl, i,
+                             "SELECT count(*) FROM sinew_crdt_row WHERE"
+                             " alive = 0",
+                             "0");
+        cluster_assert_query(&cl, i, "SELECT count(*) FROM t", "5");
+    }
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +397,10 @@ int main(void)
         cmocka_unit_test(leader_followers_follow),
         cmocka_unit_test(leader_deposed_writer_is_fenced),
         cmocka_unit_test(leader_follower_catches_up),
+        cmocka_unit_test(history_pruned_once_acknowledged),
+        cmocka_unit_test(history_evicted_member_rebuilt),
+        cmocka_unit_test(history_new_node_joins_by_snapshot),
+        cmocka_unit_test(history_tombstones_collected_when_stable),
     };
 
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);

@@ -14,7 +14,9 @@
  * (whose change sets receivers defer). Random single-statement writes
  * (INSERT, UPDATE of one column, DELETE) on random nodes; each successful
  * one is recorded with its K = (the commit's stamp, the node's site).
- * Then: heal, no faults, skews back to 0, quiesce, compare.
+ * Then: heal, no faults, skews back to 0, quiesce, compare; and, the
+ * cluster having been quiet for long, no tombstone may be left (they are
+ * collected once causally stable).
  *
  * The oracle (crdt.md §6.4): per key, the existence op with the largest K
  * decides visibility; per cell, the SET with the largest K gives the value
@@ -28,6 +30,7 @@
 #include "cluster.h"
 
 #define SEEDS_DEFAULT 40
+#define SEEDS_RESTARTS_DEFAULT 15
 #define KEYS 8
 #define COLUMNS 2 /* a, b */
 #define STEPS 60
@@ -219,7 +222,28 @@ static void heal(void)
 
 static unsigned seeds_with_warnings;
 
-static void run_seed(uint64_t seed)
+/* With restarts: stops a running node or starts a stopped one (at most
+ * half the nodes down at once). */
+static void restart_random(void)
+{
+    struct cluster *c = &run.c;
+    unsigned a = (unsigned)below(c->count);
+    size_t down = 0, i;
+
+    for (i = 0; i < c->count; i++) {
+        down += !c->nodes[i].up;
+    }
+    if (below(100) >= 6) {
+        return;
+    }
+    if (!c->nodes[a].up) {
+        cluster_start(c, a);
+    } else if (!c->nodes[a].paused && (down + 1) * 2 <= c->count) {
+        cluster_stop(c, a);
+    }
+}
+
+static void run_seed(uint64_t seed, bool restarts)
 {
     char expected[4096], got[4096];
     size_t nodes, i;
@@ -228,26 +252,44 @@ static void run_seed(uint64_t seed)
     memset(&run, 0, sizeof(run));
     run.rng.state = seed;
     nodes = 3 + (size_t)below(3);
-    cluster_init(&run.c, nodes, REPLICATION_MODE_CRDT, schema, seed, false);
+    cluster_init(&run.c, nodes, REPLICATION_MODE_CRDT, schema, seed, restarts);
+    if (restarts) {
+        /* Short enough that a node down for a while finds its history
+         * pruned (acknowledged or not) and rejoins by snapshot. */
+        run.c.retention_ms = 1000 + below(3000);
+    }
     cluster_link_all(&run.c);
     cluster_start_all(&run.c);
     random_faults();
     for (step = 0; step < STEPS; step++) {
         disturb();
+        if (restarts) {
+            restart_random();
+        }
         for (w = (int)below(4); w > 0; w--) {
             unsigned node = (unsigned)below(nodes);
 
-            if (!run.c.nodes[node].paused) {
+            if (run.c.nodes[node].up && !run.c.nodes[node].paused) {
                 write_random(node);
             }
         }
         cluster_run(&run.c, STEP_MS);
     }
     heal();
+    for (i = 0; i < nodes; i++) {
+        if (!run.c.nodes[i].up) {
+            cluster_start(&run.c, (unsigned)i);
+        }
+    }
     cluster_run(&run.c, 20000);
     cluster_assert_converged(&run.c);
     for (i = 0; i < nodes; i++) {
         run.warnings += run.c.nodes[i].warnings;
+        /* Quiet for long: every tombstone is causally stable, and gone. */
+        cluster_assert_query(&run.c, (unsigned)i,
+                             "SELECT count(*) FROM sinew_crdt_row WHERE"
+                             " alive = 0",
+                             "0");
     }
     oracle(expected, sizeof(expected));
     for (i = 0; i < nodes; i++) {
@@ -268,24 +310,25 @@ static void run_seed(uint64_t seed)
     cluster_free(&run.c);
 }
 
-static void sync_random_faults_converge(void **state)
+static void run_seeds(const char *name, uint64_t seeds_default, bool restarts)
 {
     const char *one = getenv("SINEW_TEST_SEED");
     const char *many = getenv("SINEW_TEST_SEEDS");
     uint64_t first, count, s;
 
-    (void)state;
+    seeds_with_warnings = 0;
     if (one != NULL && one[0] != '\0') {
         first = strtoull(one, NULL, 0);
         count = 1;
     } else {
         first = (uint64_t)time(NULL);
-        count = many != NULL ? strtoull(many, NULL, 0) : SEEDS_DEFAULT;
+        count = many != NULL ? strtoull(many, NULL, 0) : seeds_default;
     }
     for (s = first; s < first + count; s++) {
-        printf("seed %" PRIu64 " (replay: SINEW_TEST_SEED=%" PRIu64 ")\n", s,
-               s);
-        run_seed(s);
+        printf("%s: seed %" PRIu64 " (replay: SINEW_TEST_SEED=%" PRIu64
+               " build/bin/replication_sync_random %s)\n",
+               name, s, s, name);
+        run_seed(s, restarts);
     }
     /* The fault mix must reach the interesting paths (deferral past the
      * clock offset logs a warning): over many seeds, some did. */
@@ -296,11 +339,29 @@ static void sync_random_faults_converge(void **state)
            seeds_with_warnings, count);
 }
 
-int main(void)
+static void sync_random_faults_converge(void **state)
+{
+    (void)state;
+    run_seeds("sync_random_faults_converge", SEEDS_DEFAULT, false);
+}
+
+/* The same, on files, with nodes stopped and started, and a retention
+ * short enough that some rejoin by snapshot. */
+static void sync_random_restarts_converge(void **state)
+{
+    (void)state;
+    run_seeds("sync_random_restarts_converge", SEEDS_RESTARTS_DEFAULT, true);
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sync_random_faults_converge),
+        cmocka_unit_test(sync_random_restarts_converge),
     };
 
+    if (argc > 1) {
+        cmocka_set_test_filter(argv[1]); /* one test by name */
+    }
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
 }

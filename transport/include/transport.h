@@ -273,6 +273,10 @@ struct transport_tcp_config {
 };
 
 /* A TCP transport on the caller's libuv loop (which supplies the time).
+ * A peer closing while we write raises SIGPIPE; if the process left it at
+ * its default (ending the process), this sets it to ignored, once, so a
+ * peer's behaviour never kills the host; a disposition the application
+ * chose is left alone.
  * callbacks are copied; config is copied, its pointers borrowed until the
  * transport is closed. 0, or TRANSPORT_EAUTH when admission admits no one,
  * TRANSPORT_ETOOBIG when limits.max_message_bytes passes
