@@ -16,7 +16,8 @@
 #   make bench      the benchmarks against their peers (bench/README.md);
 #                   BENCH_ARGS passes options to bench_storage,
 #                   TRANSPORT_BENCH_ARGS to bench_transport,
-#                   REPL_BENCH_ARGS to bench_replication
+#                   REPL_BENCH_ARGS to bench_replication,
+#                   CATCHUP_BENCH_ARGS to bench_catchup
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -32,6 +33,7 @@ BENCH_DIR ?= build-bench
 BENCH_ARGS ?=
 TRANSPORT_BENCH_ARGS ?=
 REPL_BENCH_ARGS ?=
+CATCHUP_BENCH_ARGS ?=
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
@@ -99,11 +101,12 @@ fuzz:
 bench:
 	scripts/setup.sh
 	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
-	cmake --build $(BENCH_DIR) --target bench_storage bench_transport \
-		bench_replication -j $(JOBS)
+		cmake --build $(BENCH_DIR) --target bench_storage bench_transport \
+		bench_replication bench_catchup -j $(JOBS)
 	$(BENCH_DIR)/bin/bench_storage $(BENCH_ARGS)
 	$(BENCH_DIR)/bin/bench_transport $(TRANSPORT_BENCH_ARGS)
-	$(BENCH_DIR)/bin/bench_replication $(REPL_BENCH_ARGS)
+		$(BENCH_DIR)/bin/bench_replication $(REPL_BENCH_ARGS)
+	$(BENCH_DIR)/bin/bench_catchup $(CATCHUP_BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix

@@ -402,3 +402,143 @@ int replication__crdt_apply(struct replication__crdt *crdt,
         return rc == 0 ? REPLICATION_EDEFERRED : rc;
     }
 }
+
+/* ---- batches (replication__crdt_apply_batch) ---- */
+
+enum { BATCH_ALONE, BATCH_MERGED, BATCH_COVERED };
+
+struct batch {
+    struct replication__crdt *crdt;
+    const struct replication__changeset *const *sets;
+    uint8_t *ready; /* per set: BATCH_ALONE, BATCH_MERGED or BATCH_COVERED */
+    size_t count;
+    /* Heads as the batch moves them, per origin met. */
+    struct replication__head_cache {
+        uint8_t origin[REPLICATION__SITE_ID_BYTES];
+        uint64_t head;
+    } * heads;
+    size_t head_count;
+};
+
+/* origin's head, as this batch has moved it so far. */
+static int batch_head(struct batch *b, const uint8_t *origin,
+                      struct replication__head_cache **out)
+{
+    struct replication__head_cache *grown;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < b->head_count; i++) {
+        if (memcmp(b->heads[i].origin, origin, sizeof(b->heads[i].origin)) ==
+            0) {
+            *out = &b->heads[i];
+            return 0;
+        }
+    }
+    grown = common_realloc_array(b->heads, b->head_count + 1, sizeof(*grown));
+    if (grown == NULL) {
+        return COMMON_ENOMEM;
+    }
+    b->heads = grown;
+    memcpy(grown[b->head_count].origin, origin, REPLICATION__SITE_ID_BYTES);
+    rc = replication__crdt_vv_get(b->crdt, origin, &grown[b->head_count].head);
+    replication__crdt_stmts_close(b->crdt);
+    *out = &grown[b->head_count++];
+    return rc;
+}
+
+/* Marks the sets that are next for their origin and within the clock
+ * offset; *stamp: the last receive stamp. */
+static int batch_plan(struct batch *b, uint64_t *stamp, size_t *ready)
+{
+    struct replication__head_cache *head;
+    size_t i;
+    int rc = 0;
+
+    *ready = 0;
+    for (i = 0; rc == 0 && i < b->count; i++) {
+        const struct replication__changeset *cs = b->sets[i];
+
+        rc = batch_head(b, cs->origin, &head);
+        if (rc == 0 && cs->version <= head->head) {
+            b->ready[i] = BATCH_COVERED; /* a duplicate: nothing to do */
+            continue;
+        }
+        if (rc != 0 || cs->version != head->head + 1 ||
+            hlc_update(b->crdt->clock, cs->hlc, stamp) != 0) {
+            continue; /* early or ahead: one by one, below */
+        }
+        b->ready[i] = BATCH_MERGED;
+        head->head = cs->version;
+        (*ready)++;
+    }
+    return rc;
+}
+
+static int batch_cb(void *ctx, struct engine_db *db)
+{
+    struct batch *b = ctx;
+    size_t i;
+    int rc = 0;
+
+    (void)db;
+    for (i = 0; rc == 0 && i < b->count; i++) {
+        if (b->ready[i] == BATCH_MERGED) {
+            rc = replication__crdt_merge_batched(b->crdt, b->sets[i]);
+        }
+    }
+    return rc;
+}
+
+int replication__crdt_apply_batch(
+    struct replication__crdt *crdt,
+    const struct replication__changeset *const *sets, size_t count,
+    size_t *applied, replication__crdt_batch_error_cb on_error, void *ctx)
+{
+    struct batch b = {.crdt = crdt, .sets = sets, .count = count};
+    uint64_t stamp = 0;
+    size_t ready = 0, i;
+    int rc, one;
+
+    ASSERT(crdt != NULL);
+    *applied = 0;
+    b.ready = common_calloc(count + 1, sizeof(*b.ready));
+    if (b.ready == NULL) {
+        return COMMON_ENOMEM;
+    }
+    rc = batch_plan(&b, &stamp, &ready);
+    if (rc == 0 && ready > 0) {
+        rc = engine_apply_transaction(crdt->db, stamp, batch_cb, &b);
+        if (rc == 0) {
+            *applied = ready;
+        } else {
+            /* One set failed the whole transaction: every set goes again
+             * alone below, so the others still apply. */
+            (void)replication__crdt_kept_load(crdt);
+            for (i = 0; i < count; i++) {
+                b.ready[i] =
+                    b.ready[i] == BATCH_MERGED ? BATCH_ALONE : b.ready[i];
+            }
+            rc = 0;
+        }
+    }
+    for (i = 0; rc == 0 && i < count; i++) {
+        if (b.ready[i] != BATCH_ALONE) {
+            continue;
+        }
+        one = replication__crdt_apply(crdt, sets[i]);
+        *applied += one == 0;
+        if (one == 0 || one == REPLICATION_EDEFERRED) {
+            continue;
+        }
+        if (on_error != NULL) {
+            on_error(ctx, sets[i], one);
+        }
+    }
+    if (rc == 0 && *applied > 0) {
+        rc = replication__crdt_retry(crdt);
+    }
+    common_free(b.heads);
+    common_free(b.ready);
+    return rc;
+}

@@ -181,6 +181,24 @@ int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
 int replication__crdt_apply(struct replication__crdt *crdt,
                             const struct replication__changeset *cs);
 
+/* Merges the change sets sets[0 .. count) (borrowed for the call) as many
+ * replication__crdt_apply() calls would, but those next for their origin
+ * and within the clock offset together in one transaction: a node
+ * catching up pays one commit for many. The others (covered, early, ahead)
+ * go through replication__crdt_apply() one by one; so does every set when
+ * the batch's transaction fails, so one bad set does not hold back the
+ * rest. A set already covered (a duplicate) is skipped. *applied: how many
+ * were taken (merged, or kept waiting for an earlier version). on_error
+ * (NULL: none) hears
+ * of each set that failed alone, with its code. 0, or the errors of
+ * reading the version vector and of retrying held sets. */
+typedef void (*replication__crdt_batch_error_cb)(
+    void *ctx, const struct replication__changeset *cs, int rc);
+int replication__crdt_apply_batch(
+    struct replication__crdt *crdt,
+    const struct replication__changeset *const *sets, size_t count,
+    size_t *applied, replication__crdt_batch_error_cb on_error, void *ctx);
+
 /* Applies the held change sets that have become applicable (the clock
  * caught up, the gap was filled), then, when the schema changed since
  * they were last tried (a local or merged DDL, or one made behind crdt's

@@ -429,6 +429,12 @@ bool replication__crdt_ddl_drops_table(const char *sql, char *name,
 int replication__crdt_merge_kept(struct replication__crdt *crdt,
                                  const struct replication__changeset *cs);
 
+/* Merges cs (borrowed) as replication__crdt_merge() does, version vector,
+ * log and clock bookkeeping included, but in the caller's open
+ * transaction: one of a batch (replication__crdt_apply_batch). */
+int replication__crdt_merge_batched(struct replication__crdt *crdt,
+                                    const struct replication__changeset *cs);
+
 /* Merges the records of cs (borrowed) into the registers and rows in the
  * caller's open transaction, keeping what does not apply as a kept set:
  * no version, clock or log bookkeeping (a snapshot install merging back

@@ -901,6 +901,13 @@ static int merge_within_cb(void *ctx, struct engine_db *db)
     return rc;
 }
 
+/* A set merged as part of a batch, in the batch's transaction (crdt.c):
+ * the same work and bookkeeping as merge_cb. */
+static int merge_batched_cb(void *ctx, struct engine_db *db)
+{
+    return merge_cb(ctx, db);
+}
+
 static int run_merge(struct replication__crdt *crdt,
                      const struct replication__changeset *cs, uint64_t stamp,
                      engine_apply_cb cb)
@@ -917,7 +924,7 @@ static int run_merge(struct replication__crdt *crdt,
         return COMMON_ENOMEM;
     }
     rc = replication__crdt_aside_init(&m.aside, cs->table_count);
-    if (rc == 0 && cb == merge_within_cb) {
+    if (rc == 0 && (cb == merge_within_cb || cb == merge_batched_cb)) {
         rc = cb(&m, crdt->db); /* in the caller's transaction */
     } else if (rc == 0) {
         rc = engine_apply_transaction(crdt->db, stamp, cb, &m);
@@ -954,4 +961,11 @@ int replication__crdt_merge_within(struct replication__crdt *crdt,
 {
     ASSERT(engine_in_transaction(crdt->db));
     return run_merge(crdt, cs, 0, merge_within_cb);
+}
+
+int replication__crdt_merge_batched(struct replication__crdt *crdt,
+                                    const struct replication__changeset *cs)
+{
+    ASSERT(engine_in_transaction(crdt->db));
+    return run_merge(crdt, cs, 0, merge_batched_cb);
 }

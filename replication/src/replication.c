@@ -147,6 +147,7 @@ void replication_close(struct replication *r)
     if (r == NULL) {
         return;
     }
+    replication__drop_incoming(r);
     replication__crdt_close(r->crdt);
     replication__chunks_destroy(r->chunks);
     for (i = 0; i < r->peer_count; i++) {
@@ -273,6 +274,7 @@ int replication_tick(struct replication *r, uint64_t *next_ms)
 
     ASSERT(r != NULL);
     timers_rewind(r, now);
+    replication__flush_incoming(r); /* before summaries report the heads */
     if (r->config.mode == REPLICATION_MODE_LEADER) {
         rc = replication__leader_check(r);
     }

@@ -89,6 +89,10 @@ struct replication {
     struct replication__site_clock *clocks;
     size_t clock_count;
     bool more; /* a batch was cut short: tick again now */
+    /* Complete change sets received, merged together at the next tick or
+     * once REPLICATION__INCOMING_MAX are waiting (sync_receive.c). */
+    struct replication__decoded **incoming;
+    size_t incoming_count;
     uint64_t applied;
     uint64_t refused;
     /* Leader mode (persisted in sinew_crdt_meta and sinew_crdt_fence). */
@@ -177,6 +181,10 @@ void replication__on_hello(struct replication *r,
 void replication__on_summary(struct replication *r,
                              struct replication__peer *peer,
                              const uint8_t *bytes, size_t size);
+/* Merges the change sets received since the last flush, together. */
+void replication__flush_incoming(struct replication *r);
+/* Frees them unapplied (closing: peers send them again). */
+void replication__drop_incoming(struct replication *r);
 void replication__on_chunk(struct replication *r,
                            struct replication__peer *peer, const uint8_t *bytes,
                            size_t size);

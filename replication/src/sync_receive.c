@@ -199,18 +199,17 @@ void replication__on_summary(struct replication *r,
     r->more = true; /* ship what it lacks at the next tick */
 }
 
-/* Merges a complete change set; errors are the set's, not the peer's. */
-static void apply(struct replication *r, struct replication__decoded *decoded)
-{
-    const struct replication__changeset *cs = &decoded->set;
-    char site[17];
-    int rc;
+/* How many complete change sets wait to be merged together: a catching-up
+ * node commits once per batch, not once per set. */
+#define REPLICATION__INCOMING_MAX 256
 
-    rc = replication__crdt_apply(r->crdt, cs);
-    if (rc == 0 || rc == REPLICATION_EDEFERRED) {
-        r->applied += rc == 0;
-        return;
-    }
+/* A set that failed alone: errors are the set's, not the peer's. */
+static void apply_failed(void *ctx, const struct replication__changeset *cs,
+                         int rc)
+{
+    struct replication *r = ctx;
+    char site[17];
+
     r->refused++;
     site_text(cs->origin, site);
     LOGF(&r->config.log,
@@ -218,6 +217,66 @@ static void apply(struct replication *r, struct replication__decoded *decoded)
          "replication: change set origin=%s version=%" PRIu64
          " not applied: %s (anti-entropy sends it again)",
          site, cs->version, replication_strerror(rc));
+}
+
+void replication__drop_incoming(struct replication *r)
+{
+    size_t i;
+
+    for (i = 0; i < r->incoming_count; i++) {
+        replication__decoded_destroy(r->incoming[i]);
+    }
+    common_free(r->incoming);
+    r->incoming = NULL;
+    r->incoming_count = 0;
+}
+
+void replication__flush_incoming(struct replication *r)
+{
+    const struct replication__changeset **sets;
+    size_t i, applied = 0;
+    int rc;
+
+    if (r->incoming_count == 0) {
+        return;
+    }
+    sets = common_calloc(r->incoming_count, sizeof(*sets));
+    if (sets == NULL) {
+        replication__drop_incoming(r); /* peers send them again */
+        return;
+    }
+    for (i = 0; i < r->incoming_count; i++) {
+        sets[i] = &r->incoming[i]->set;
+    }
+    rc = replication__crdt_apply_batch(r->crdt, sets, r->incoming_count,
+                                       &applied, apply_failed, r);
+    r->applied += applied;
+    if (rc != 0) {
+        LOGF(&r->config.log, COMMON_LOG_ERROR,
+             "replication: merging received change sets: %s",
+             replication_strerror(rc));
+    }
+    common_free(sets);
+    replication__drop_incoming(r);
+}
+
+/* Queues a complete set for the next flush (it owns decoded). */
+static void receive(struct replication *r, struct replication__decoded *decoded)
+{
+    struct replication__decoded **grown;
+
+    grown = common_realloc_array(r->incoming, r->incoming_count + 1,
+                                 sizeof(*grown));
+    if (grown == NULL) {
+        replication__decoded_destroy(decoded); /* sent again later */
+        return;
+    }
+    r->incoming = grown;
+    r->incoming[r->incoming_count++] = decoded;
+    r->more = true;
+    if (r->incoming_count >= REPLICATION__INCOMING_MAX) {
+        replication__flush_incoming(r);
+    }
 }
 
 void replication__on_chunk(struct replication *r,
@@ -257,7 +316,6 @@ void replication__on_chunk(struct replication *r,
         return;
     }
     if (decoded != NULL) {
-        apply(r, decoded);
-        replication__decoded_destroy(decoded);
+        receive(r, decoded);
     }
 }
