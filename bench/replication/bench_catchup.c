@@ -35,7 +35,7 @@
 #define GUARD_MS 600000
 
 struct node {
-        unsigned index;
+    unsigned index;
     struct transport_identity identity;
     char path[600];
     char address[64];

@@ -16,7 +16,7 @@
  *                                     high-water mark, restored on open)
  *   sinew_crdt_row(tbl, pk, alive, hlc, site)      existence registers
  *   sinew_crdt_cell(tbl, pk, col, hlc, site, has_shadow, shadow)
-  *                                     cell registers; the value lives in
+ *                                     cell registers; the value lives in
  *                                     the user table while the row is
  *                                     visible and in shadow otherwise
  *                                     (indexed by (tbl, pk) too, for a

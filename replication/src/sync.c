@@ -200,7 +200,6 @@ static int ship_to_peer(struct replication *r, struct replication__peer *peer,
     int rc = 0;
 
     s.budget = r->config.batch_bytes;
-
     for (i = 0; rc == 0 && i < count && !s.cut; i++) {
         s.cursor = replication__cursor_get(peer, heads[i].site);
         if (s.cursor == NULL) {

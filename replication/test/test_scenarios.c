@@ -17,161 +17,50 @@
  * between them), or within a link delay set for the test, or across a
  * partition. Which write is later is decided by the commit stamps the
  * cluster records (cluster_node.last_stamp) and the site, and tests assert
- * the stamps' order they rely on, so a change of timing fails loudly
- * instead of testing something else.
+ *  the stamps' order they rely on, so a change of timing fails loudly
+ * instead of testing something else. Schemas that differ (#12, #20, #21)
+ * are in test_scenarios_schema.c, crashes (#19) in test_scenarios_crash.c;
+ * the helpers all three share are scenario.h's.
  */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster.h"
 #include "hlc.h"
+#include "scenario.h"
 #include "sync_wire.h" /* the CHUNK message type, for #22's replay */
 
-static const char *const schema =
-    "CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt', c);"
-    "CREATE TABLE v(id PRIMARY KEY, x);"
-    "CREATE TABLE parent(id TEXT PRIMARY KEY, name);"
-    "CREATE TABLE child(id TEXT PRIMARY KEY, parent_id, name);";
-
-static struct cluster cl;
-
-/* ---- helpers ---- */
-
-/* n crdt nodes, every pair linked, started and connected. */
-static void start_cluster(size_t n, uint64_t seed, bool files)
-{
-    cluster_init(&cl, n, REPLICATION_MODE_CRDT, schema, seed, files);
-    cluster_link_all(&cl);
-    cluster_start_all(&cl);
-    cluster_run(&cl, 500);
-}
-
-/* The same, plus one member that never starts: the others dial it in
- * vain, and while it has not been heard from they keep their whole history
- * (no log pruning, no tombstone collection), as tests that inspect
- * tombstones and shadows, or need old versions served, require. */
-static void start_cluster_history_kept(size_t n, uint64_t seed, bool files)
-{
-    cluster_init(&cl, n + 1, REPLICATION_MODE_CRDT, schema, seed, files);
-    cluster_link_all(&cl);
-    for (unsigned i = 0; i < n; i++) {
-        cluster_start(&cl, i);
-    }
-    cluster_run(&cl, 500);
-}
-
-/* Every link delays messages by delay_ms: writes made on two nodes less
- * than that apart are concurrent. */
-static void set_delay(uint32_t delay_ms)
-{
-    const struct transport_memory_link_faults faults = {.delay_ms = delay_ms};
-
-    assert_int_equal(transport_memory_network_set_default_link(cl.net, &faults),
-                     0);
-}
-
-/* Nodes i and j lose each other: both ways, the connection reset. */
-static void cut(unsigned i, unsigned j)
-{
-    assert_int_equal(transport_memory_network_partition(cl.net, &cl.nodes[i].id,
-                                                        &cl.nodes[j].id, true),
-                     0);
-    (void)transport_memory_network_reset(cl.net, &cl.nodes[i].id,
-                                         &cl.nodes[j].id);
-}
-
-static void heal(unsigned i, unsigned j)
-{
-    assert_int_equal(transport_memory_network_heal(cl.net, &cl.nodes[i].id,
-                                                   &cl.nodes[j].id, true),
-                     0);
-}
-
-static uint64_t query_u64(unsigned i, const char *sql)
-{
-    char text[64];
-
-    cluster_query(&cl, i, sql, text, sizeof(text));
-    return strtoull(text, NULL, 10);
-}
-
-/* Node i's last local version (0 before its first commit). */
-static uint64_t local_version(unsigned i)
-{
-    return query_u64(i, "SELECT coalesce((SELECT value FROM sinew_crdt_meta"
-                        " WHERE name = 'version'), 0)");
-}
-
-/* Every started node answers sql with expected. */
-static void assert_everywhere(const char *sql, const char *expected)
-{
-    unsigned i;
-
-    for (i = 0; i < cl.count; i++) {
-        if (cl.nodes[i].up) {
-            cluster_assert_query(&cl, i, sql, expected);
-        }
-    }
-}
-
-/* Whether node i's last commit has the larger K = (hlc, site) than node
- * j's (sites in node order). */
-static bool later(unsigned i, unsigned j)
-{
-    uint64_t si = cl.nodes[i].last_stamp, sj = cl.nodes[j].last_stamp;
-
-    return si != sj ? si > sj : i > j;
-}
-
-static void stats_of(unsigned i, struct replication_stats *out)
-{
-    assert_int_equal(replication_stats_get(cl.nodes[i].replication, out), 0);
-}
-
-/* Node i's stats of its peer node j. */
-static struct replication_peer_stats *peer_of(struct replication_stats *stats,
-                                              unsigned j)
-{
-    size_t k;
-
-    for (k = 0; k < stats->peer_count; k++) {
-        if (transport_node_id_equal(&stats->peers[k].id, &cl.nodes[j].id)) {
-            return &stats->peers[k];
-        }
-    }
-    fail_msg("no peer %u", j);
-    return NULL;
-}
-
-/* Inserts count rows 'prefix<n>' into t on node i in one transaction,
- * each with a random blob of blob_size bytes in a, and ticks (ships). */
-static void insert_many(unsigned i, const char *prefix, int count,
-                        int blob_size)
-{
-    struct engine_db *db = cl.nodes[i].db;
-    struct engine_stmt *stmt = NULL;
-    char id[64];
-    int n;
-
-    assert_int_equal(engine_exec(db, "BEGIN", NULL, NULL), 0);
-    assert_int_equal(engine_prepare(db,
-                                    "INSERT INTO t(id, a) VALUES (?1,"
-                                    " randomblob(?2))",
-                                    -1, &stmt, NULL),
-                     0);
-    for (n = 0; n < count; n++) {
-        snprintf(id, sizeof(id), "%s%06d", prefix, n);
-        assert_int_equal(engine_bind_text(stmt, 1, id, -1), 0);
-        assert_int_equal(engine_bind_int64(stmt, 2, blob_size), 0);
-        assert_int_equal(engine_step(stmt), ENGINE_DONE);
-        assert_int_equal(engine_reset(stmt), 0);
-    }
-    engine_finalize(stmt);
-    cluster_exec(&cl, i, "COMMIT");
-}
-
 /* ---- one row, two writers ---- */
+
+/* #2: nodes 0 and 2 commit in the same simulated millisecond with clocks
+ * that read the same, ahead of every stamp they have seen, so their
+ * commits get equal stamps: the larger site (node 2) wins everywhere, for
+ * a whole row inserted by both and then for one column updated by both;
+ * neither keeps its own. */
+static void scenario_02_equal_stamps_larger_site_wins(void **state)
+{
+    (void)state;
+    start_cluster(3, 21, false);
+    cl.nodes[0].skew_ms = cl.nodes[2].skew_ms = 40;
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('k', 'n0', 'n0', 'n0')");
+    cluster_exec(&cl, 2, "INSERT INTO t(id, a) VALUES ('k', 'n2')");
+    assert_int_equal(cl.nodes[0].last_stamp, cl.nodes[2].last_stamp);
+    assert_int_equal(hlc_physical_ms(cl.nodes[2].last_stamp),
+                     CLUSTER_T0_MS + cl.now_ms + 40);
+    cluster_run(&cl, 1000);
+    assert_everywhere("SELECT a, b, quote(c) FROM t", "n2|dflt|NULL");
+
+    cl.nodes[0].skew_ms = cl.nodes[2].skew_ms = 80;
+    cluster_exec(&cl, 2, "UPDATE t SET a = 'site 33' WHERE id = 'k'");
+    cluster_exec(&cl, 0, "UPDATE t SET a = 'site 11' WHERE id = 'k'");
+    assert_int_equal(cl.nodes[0].last_stamp, cl.nodes[2].last_stamp);
+    cluster_run(&cl, 1000);
+    assert_everywhere("SELECT a FROM t", "site 33");
+    assert_everywhere("SELECT hex(site) FROM sinew_crdt_cell WHERE col = 'a'",
+                      "33333333333333333333333333333333");
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
 
 /* #4: A updates column a, B column b of the same row at once: both
  * survive. */
@@ -375,7 +264,7 @@ static void scenario_10_concurrent_inserts_whole_row(void **state)
 static void scenario_11_update_before_its_insert(void **state)
 {
     (void)state;
-    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 111, false);
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, scenario_schema, 111, false);
     cl.sync_interval_ms = 5000; /* summaries at connect, then at 5 s */
     cluster_link_all(&cl);
     cluster_start_all(&cl);
@@ -413,7 +302,7 @@ static void scenario_13_far_ahead_clock_deferred(void **state)
     uint64_t future, summary_ms;
 
     (void)state;
-    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 131, false);
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, scenario_schema, 131, false);
     cl.sync_interval_ms = 1000; /* fewer ticks over the 10 minutes */
     cluster_link_all(&cl);
     cluster_start_all(&cl);
@@ -502,6 +391,79 @@ static void scenario_14_near_ahead_clock_accepted(void **state)
     assert_int_equal(stats.deferred, 0);
     replication_stats_release(&stats);
     assert_int_equal(cl.nodes[1].warnings, 0);
+    cluster_assert_converged(&cl);
+    cluster_free(&cl);
+}
+
+/* Node i's change log (whole: history kept) holds versions versions of
+ * origin site_hex, each with a stamp of its own. */
+static void assert_one_stamp_per_version(unsigned i, const char *site_hex,
+                                         uint64_t versions)
+{
+    char sql[256], expected[64];
+
+    snprintf(sql, sizeof(sql),
+             "SELECT count(DISTINCT version), count(DISTINCT hlc) FROM"
+             " sinew_crdt_log WHERE origin = X'%s'",
+             site_hex);
+    snprintf(expected, sizeof(expected), "%" PRIu64 "|%" PRIu64, versions,
+             versions);
+    cluster_assert_query(&cl, i, sql, expected);
+}
+
+/* #15: node 0's clock steps back an hour while it runs, and another hour
+ * while it is down. Each commit after a step is stamped above the last one
+ * (the HLC's high-water mark, persisted with the commits), no two of its
+ * versions share a stamp, no receiver defers its change sets (their
+ * stamps are not ahead), and its writes replicate. */
+static void scenario_15_clock_steps_back(void **state)
+{
+    const int64_t hour_ms = 3600 * 1000;
+    static const char *const zero_hex = "11111111111111111111111111111111";
+    uint64_t before;
+
+    (void)state;
+    start_cluster_history_kept(2, 151, true);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('k', 0, 0, 0)");
+    cluster_exec(&cl, 1, "INSERT INTO t VALUES ('j', 1, 1, 1)");
+    cluster_run(&cl, 200);
+    before = cl.nodes[0].last_stamp;
+
+    cl.nodes[0].skew_ms -= hour_ms;
+    cl.nodes[0].next_tick_ms = 0; /* its timer is relative, see #13 */
+    cluster_exec(&cl, 0, "UPDATE t SET a = 'stepped back' WHERE id = 'k'");
+    assert_true(cl.nodes[0].last_stamp > before);
+    before = cl.nodes[0].last_stamp;
+    cluster_exec(&cl, 0, "UPDATE t SET b = 'same ms' WHERE id = 'k'");
+    assert_true(cl.nodes[0].last_stamp > before);
+    before = cl.nodes[0].last_stamp;
+    cluster_run(&cl, 300);
+    cluster_exec(&cl, 0, "UPDATE t SET c = 'later' WHERE id = 'j'");
+    assert_true(cl.nodes[0].last_stamp > before);
+    before = cl.nodes[0].last_stamp;
+    cluster_run(&cl, 500);
+    assert_everywhere("SELECT a, b, c FROM t WHERE id = 'k'",
+                      "stepped back|same ms|0");
+    assert_everywhere("SELECT c FROM t WHERE id = 'j'", "later");
+
+    cluster_stop(&cl, 0);
+    cl.nodes[0].skew_ms -= hour_ms;
+    cluster_start(&cl, 0);
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 0, "UPDATE t SET a = 'after restart' WHERE id = 'k'");
+    assert_true(cl.nodes[0].last_stamp > before);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('m', 2, 2, 2)");
+    cluster_run(&cl, 500);
+    assert_everywhere("SELECT id, a FROM t ORDER BY id",
+                      "j|1\nk|after restart\nm|2");
+    for (unsigned i = 0; i < 2; i++) {
+        struct replication_stats stats;
+
+        stats_of(i, &stats);
+        assert_int_equal(stats.deferred, 0);
+        replication_stats_release(&stats);
+        assert_one_stamp_per_version(i, zero_hex, 6);
+    }
     cluster_assert_converged(&cl);
     cluster_free(&cl);
 }
@@ -614,14 +576,16 @@ static void scenario_17_reordered_delivery_same_state(void **state)
     uint64_t seed;
 
     (void)state;
-    cluster_init(&reference, 4, REPLICATION_MODE_CRDT, schema, 170, false);
+    cluster_init(&reference, 4, REPLICATION_MODE_CRDT, scenario_schema, 170,
+                 false);
     reorder_script(&reference);
     cluster_run(&reference, 3000);
     cluster_assert_converged(&reference);
     expected = cluster_dump(&reference, 3);
     cluster_free(&reference);
     for (seed = 171; seed < 175; seed++) {
-        cluster_init(&cl, 4, REPLICATION_MODE_CRDT, schema, seed, false);
+        cluster_init(&cl, 4, REPLICATION_MODE_CRDT, scenario_schema, seed,
+                     false);
         assert_int_equal(
             transport_memory_network_set_default_link(cl.net, &faults), 0);
         reorder_script(&cl);
@@ -836,7 +800,7 @@ static void scenario_23_three_way_partition_heals(void **state)
 static void scenario_24_relay_of_superseded_version(void **state)
 {
     (void)state;
-    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, schema, 241, false);
+    cluster_init(&cl, 3, REPLICATION_MODE_CRDT, scenario_schema, 241, false);
     cluster_link(&cl, 0, 1);
     cluster_link(&cl, 1, 2);
     cluster_start_all(&cl);
@@ -1138,6 +1102,7 @@ static void scenario_36_rejoin_with_new_site(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scenario_02_equal_stamps_larger_site_wins),
         cmocka_unit_test(scenario_04_different_columns_both_survive),
         cmocka_unit_test(scenario_05_same_columns_tx_no_mixing),
         cmocka_unit_test(scenario_06_overlapping_tx_partial_mixing),
@@ -1148,6 +1113,7 @@ int main(void)
         cmocka_unit_test(scenario_11_update_before_its_insert),
         cmocka_unit_test(scenario_13_far_ahead_clock_deferred),
         cmocka_unit_test(scenario_14_near_ahead_clock_accepted),
+        cmocka_unit_test(scenario_15_clock_steps_back),
         cmocka_unit_test(scenario_16_duplicate_delivery_no_effect),
         cmocka_unit_test(scenario_17_reordered_delivery_same_state),
         cmocka_unit_test(scenario_18_big_tx_chunks_atomic),

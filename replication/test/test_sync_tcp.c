@@ -12,13 +12,14 @@
  * with a port picked by the system, admitted by a shared cluster secret
  * (real sockets, real handshake and encryption), and a struct replication.
  * The test plays the embedding program (replication.h, "How it runs"): it
-  * forwards the transport's callbacks, and a uv timer per node calls
+ * forwards the transport's callbacks, and a uv timer per node calls
  * replication_tick() at the time the last tick asked for, right after each
- * local commit, and at the loop's next turn after a message arrives. The clock is the wall clock. Nothing is timed: the
- * loop runs until the expected state holds, and a 10 s guard turns a hang
- * into a failure. Node i's site id is 16 bytes of 0x11 * (i + 1), so the
- * site order is the node order. The libuv loop is the one handle an
- * embedder owns (docs/architecture.md), hence this test's libuv link.
+ * local commit, and at the loop's next turn after a message arrives. The clock
+ * is the wall clock. Nothing is timed: the loop runs until the expected state
+ * holds, and a 10 s guard turns a hang into a failure. Node i's site id is 16
+ * bytes of 0x11 * (i + 1), so the site order is the node order. The libuv loop
+ * is the one handle an embedder owns (docs/architecture.md), hence this test's
+ * libuv link.
  */
 #include "common_test.h"
 
@@ -117,7 +118,7 @@ static void on_received(void *ctx, const struct transport_node_id *peer,
 {
     struct node *node = ctx;
 
-        if (node->replication != NULL && type >= REPLICATION_MESSAGE_FIRST &&
+    if (node->replication != NULL && type >= REPLICATION_MESSAGE_FIRST &&
         type <= REPLICATION_MESSAGE_LAST) {
         replication_received(node->replication, peer, type, bytes, size);
         /* Tick after receiving (replication.h): at the loop's next turn,
