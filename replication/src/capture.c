@@ -107,10 +107,10 @@ static int name_columns(struct replication__crdt *crdt,
     return rc;
 }
 
-static int write_record(struct replication__crdt *crdt,
-                        const struct replication__changeset *cs,
-                        const struct replication__record *rec,
-                        const struct replication__crdt_k *k)
+int replication__crdt_write_record(struct replication__crdt *crdt,
+                                   const struct replication__changeset *cs,
+                                   const struct replication__record *rec,
+                                   const struct replication__crdt_k *k)
 {
     const struct replication__table *t = &cs->tables[rec->table];
     struct replication__crdt_row row = {.table = t->name};
@@ -156,7 +156,8 @@ static int record(struct replication__crdt *crdt,
         /* A DROP TABLE forgets the registers written before it
          * (crdt_schema.c), as a merge of this set will. */
         rc = b->records[i].op != REPLICATION__OP_SCHEMA
-                 ? write_record(crdt, &b->cs, &b->records[i], &k)
+                 ? replication__crdt_write_record(crdt, &b->cs, &b->records[i],
+                                                  &k)
                  : replication__crdt_schema_dropped(crdt, b->records[i].sql);
     }
     if (rc == 0) {

@@ -79,8 +79,8 @@ static int check_index(struct engine_stmt *stmt, const char *table,
     return 0;
 }
 
-/* The user tables' names, NUL-separated, into names. */
-static int table_names(struct engine_db *db, struct common_buf *names)
+int replication__crdt_table_names(struct engine_db *db,
+                                  struct common_buf *names)
 {
     struct engine_stmt *stmt = NULL;
     const char *name;
@@ -106,7 +106,7 @@ int replication__crdt_schema_check(struct engine_db *db, char *message,
     int rc;
 
     common_buf_init(&names, SIZE_MAX);
-    rc = table_names(db, &names);
+    rc = replication__crdt_table_names(db, &names);
     while (rc == 0 && at < names.size) {
         const char *table = (const char *)names.data + at;
         rc = each_pragma_row(db, "table_info", table, check_column, message,

@@ -52,31 +52,6 @@ struct boot {
     bool final;                         /* the last batch: mark done */
 };
 
-/* Writes one record's registers at K = (0, site), as capture does. */
-static int write_record(struct replication__crdt *crdt,
-                        const struct replication__changeset *cs,
-                        const struct replication__record *rec,
-                        const struct replication__crdt_k *k)
-{
-    const struct replication__table *t = &cs->tables[rec->table];
-    struct replication__crdt_row row = {.table = t->name};
-    struct common_buf pk;
-    int rc;
-
-    common_buf_init(&pk, SIZE_MAX);
-    rc = replication__crdt_key_encode(rec->key, rec->key_count, &pk);
-    row.pk = pk.data ? (const void *)pk.data : "";
-    row.pk_size = pk.size;
-    if (rc == 0 && rec->op == REPLICATION__OP_SET) {
-        rc = replication__crdt_merge_cell(crdt, &row, t->columns[rec->column],
-                                          &rec->value, false, k);
-    } else if (rc == 0) {
-        rc = replication__crdt_merge_exist(crdt, &row, true, k);
-    }
-    common_buf_close(&pk);
-    return rc;
-}
-
 /* The batch as the next local version: registers, log, version vector. */
 static int record_batch(struct boot *bt)
 {
@@ -97,7 +72,7 @@ static int record_batch(struct boot *bt)
     cs->hlc = 0;
     cs->schema_hash = crdt->schema_hash;
     for (i = 0; rc == 0 && i < cs->record_count; i++) {
-        rc = write_record(crdt, cs, &cs->records[i], &k);
+        rc = replication__crdt_write_record(crdt, cs, &cs->records[i], &k);
     }
     rc = rc == 0 ? replication__crdt_log_append(crdt, cs) : rc;
     rc = rc == 0 ? replication__crdt_vv_put(crdt, crdt->site, cs->version) : rc;
@@ -280,25 +255,6 @@ static int boot_table(struct boot *bt, const char *table)
     return rc;
 }
 
-/* The user tables' names, NUL-separated, in name order. */
-static int table_names(struct engine_db *db, struct common_buf *names)
-{
-    struct engine_stmt *stmt = NULL;
-    const char *name;
-    int rc;
-
-    rc = engine_prepare(db,
-                        "SELECT name FROM sqlite_schema WHERE type = 'table'"
-                        " ORDER BY name",
-                        -1, &stmt, NULL);
-    while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
-        name = engine_column_text(stmt, 0);
-        rc = common_buf_append(names, name, strlen(name) + 1);
-    }
-    engine_finalize(stmt);
-    return rc == ENGINE_DONE ? 0 : rc;
-}
-
 int replication__crdt_bootstrap(struct replication__crdt *crdt)
 {
     struct boot bt = {.crdt = crdt};
@@ -321,7 +277,7 @@ int replication__crdt_bootstrap(struct replication__crdt *crdt)
     }
     common_buf_init(&names, SIZE_MAX);
     replication__crdt_builder_init(&bt.b);
-    rc = table_names(crdt->db, &names);
+    rc = replication__crdt_table_names(crdt->db, &names);
     while (rc == 0 && at < names.size) {
         const char *table = (const char *)names.data + at;
         rc = boot_table(&bt, table);

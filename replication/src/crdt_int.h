@@ -310,6 +310,23 @@ int replication__crdt_schema_check(struct engine_db *db, char *message,
 int replication__crdt_capture_hook(void *ctx, struct engine_db *db,
                                    struct engine_commit *commit);
 
+/* Writes one local record's registers at k, in the open transaction: an
+ * ALIVE or DEAD existence register, or a SET's cell (capture.c; the
+ * bootstrap of rows from before replication writes its records alike). */
+int replication__crdt_write_record(struct replication__crdt *crdt,
+                                   const struct replication__changeset *cs,
+                                   const struct replication__record *rec,
+                                   const struct replication__crdt_k *k);
+
+/* Whether the NUL-separated list of names (crdt_schema.c) holds name. */
+bool replication__crdt_names_have(const struct common_buf *list,
+                                  const char *name);
+
+/* The user tables' names, NUL-separated, in name order, appended to names
+ * (the caller's, initialized) (capture_schema.c). */
+int replication__crdt_table_names(struct engine_db *db,
+                                  struct common_buf *names);
+
 /* ---- schema (crdt_schema.c, crdt_ddl.c, crdt_quarantine.c,
  * crdt_bootstrap.c; crdt.md §6.8) ---- */
 

@@ -118,7 +118,8 @@ static int text_list(struct engine_db *db, const char *sql, const char *arg,
     return rc == ENGINE_DONE ? 0 : rc;
 }
 
-static bool list_has(const struct common_buf *list, const char *name)
+bool replication__crdt_names_have(const struct common_buf *list,
+                                  const char *name)
 {
     size_t at = 0;
 
@@ -208,7 +209,7 @@ static int sync_table(struct replication__crdt *crdt, const char *table)
                              table, &known)
                  : rc;
     for (i = 0; rc == 0 && i < shape->column_count; i++) {
-        if (!list_has(&known, shape->columns[i])) {
+        if (!replication__crdt_names_have(&known, shape->columns[i])) {
             rc = column_gained(crdt, table, shape->columns[i], known.size > 0);
         }
     }
@@ -245,7 +246,7 @@ int replication__crdt_schema_sync(struct replication__crdt *crdt)
                  : rc;
     while (rc == 0 && at < known.size) {
         const char *table = (const char *)known.data + at;
-        if (!list_has(&tables, table)) {
+        if (!replication__crdt_names_have(&tables, table)) {
             rc = replication__crdt_schema_forget(crdt, table);
         }
         at += strlen(table) + 1;

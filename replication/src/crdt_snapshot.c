@@ -160,20 +160,6 @@ static int pack_query(struct build *b, const char *sql, const char *kinds,
     return 0;
 }
 
-static bool list_has(const struct common_buf *list, const char *name)
-{
-    size_t at = 0;
-
-    while (at < list->size) {
-        const char *item = (const char *)list->data + at;
-        if (strcmp(item, name) == 0) {
-            return true;
-        }
-        at += strlen(item) + 1;
-    }
-    return false;
-}
-
 /* The name the rowid goes by in t (the engine's choice: the first of
  * SQLite's rowid names no column has taken), or NULL. */
 static const char *rowid_name(const struct replication__crdt_table *t)
@@ -250,7 +236,7 @@ static int pack_schema(struct build *b)
     while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
         const char *table = engine_column_text(stmt, 3);
         rc = 0;
-        if (table != NULL && list_has(&b->skipped, table)) {
+        if (table != NULL && replication__crdt_names_have(&b->skipped, table)) {
             continue;
         }
         rc = packed(b, msgpack_pack_array(&b->pk, 3));

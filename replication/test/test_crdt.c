@@ -15,174 +15,16 @@
  * The randomized test prints its seed (SINEW_TEST_SEED replays it).
  */
 #include <string.h>
-#include <unistd.h>
 
-#include "common_test.h"
-#include "crdt.h"
-#include "replication.h"
+#include "crdt_test.h"
 
-#define T0 UINT64_C(1764686000000)
 #define NODES_MAX 3
-#define POOL_MAX 4096
-
-struct node {
-    struct engine_db *db;
-    uint64_t now_ms; /* the fake physical clock */
-    struct hlc clock;
-    struct replication__crdt *crdt;
-    uint8_t site_byte;
-    uint64_t shipped;  /* local versions already put in the pool */
-    unsigned warnings; /* WARN messages logged by the crdt state */
-};
-
-struct pool {
-    struct replication__changeset *items[POOL_MAX];
-    size_t count;
-};
 
 static const char *const schema =
     "CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');"
     "CREATE TABLE r(x, y);";
 
-static uint64_t node_now_ms(void *ctx)
-{
-    return ((struct node *)ctx)->now_ms;
-}
-
-static int node_random(void *ctx, uint8_t *out, size_t size)
-{
-    memset(out, ((struct node *)ctx)->site_byte, size);
-    return 0;
-}
-
-static void node_log(void *ctx, int level, const char *file, int line,
-                     const char *msg)
-{
-    (void)file;
-    (void)line;
-    (void)msg;
-    if (level >= COMMON_LOG_WARN) {
-        ((struct node *)ctx)->warnings++;
-    }
-}
-
-static void node_open(struct node *node, uint8_t site_byte)
-{
-    struct hlc_config hc;
-    struct replication__crdt_config config = {0};
-
-    memset(node, 0, sizeof(*node));
-    node->now_ms = T0;
-    node->site_byte = site_byte;
-    hc.clock.ctx = node;
-    hc.clock.now_ms = node_now_ms;
-    hc.max_offset_ms = HLC_MAX_OFFSET_MS_DEFAULT;
-    hlc_init(&node->clock, &hc);
-    assert_int_equal(engine_open(NULL, &node->db), 0);
-    assert_int_equal(engine_exec(node->db, schema, NULL, NULL), 0);
-    config.db = node->db;
-    config.clock = &node->clock;
-    config.random_bytes = node_random;
-    config.random_ctx = node;
-    config.log = (struct common_log){
-        .ctx = node, .min_level = COMMON_LOG_WARN, .emit = node_log};
-    assert_int_equal(replication__crdt_open(&config, &node->crdt), 0);
-}
-
-static void node_close(struct node *node)
-{
-    replication__crdt_close(node->crdt);
-    engine_close(node->db);
-}
-
-static void exec(struct node *node, const char *sql)
-{
-    int rc = engine_exec(node->db, sql, NULL, NULL);
-
-    if (rc != 0) {
-        fail_msg("%s: %s", sql, engine_errmsg(node->db));
-    }
-}
-
-static int collect_cb(void *ctx, const struct replication__changeset *cs)
-{
-    struct pool *pool = ctx;
-
-    assert_true(pool->count < POOL_MAX);
-    assert_int_equal(
-        replication__crdt_changeset_clone(cs, &pool->items[pool->count]), 0);
-    pool->count++;
-    return 0;
-}
-
-/* Puts node's new local change sets into the pool. */
-static void ship(struct node *node, struct pool *pool)
-{
-    assert_int_equal(replication__crdt_log_since(
-                         node->crdt, replication__crdt_site(node->crdt),
-                         node->shipped, collect_cb, pool),
-                     0);
-    assert_int_equal(
-        replication__crdt_local_version(node->crdt, &node->shipped), 0);
-}
-
-static void deliver(struct node *node, const struct replication__changeset *cs)
-{
-    int rc = replication__crdt_apply(node->crdt, cs);
-
-    if (rc != 0 && rc != REPLICATION_EDEFERRED) {
-        fail_msg("apply: %s: %s", replication_strerror(rc),
-                 engine_errmsg(node->db));
-    }
-}
-
-static void pool_free(struct pool *pool)
-{
-    size_t i;
-
-    for (i = 0; i < pool->count; i++) {
-        replication__crdt_changeset_free(pool->items[i]);
-    }
-    pool->count = 0;
-}
-
-/* Ships everything from every node and delivers it to every node. */
-static void sync_all(struct node *nodes, size_t n, struct pool *pool)
-{
-    size_t i, j;
-
-    for (i = 0; i < n; i++) {
-        ship(&nodes[i], pool);
-    }
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < pool->count; j++) {
-            deliver(&nodes[i], pool->items[j]);
-        }
-    }
-}
-
-struct dump {
-    char text[65536];
-    size_t size;
-};
-
-static int dump_cb(void *ctx, int count, char **values, char **names)
-{
-    struct dump *d = ctx;
-    int i;
-
-    (void)names;
-    for (i = 0; i < count; i++) {
-        d->size += (size_t)snprintf(
-            d->text + d->size, sizeof(d->text) - d->size, "%s%s", i ? "|" : "",
-            values[i] ? values[i] : "NULL");
-        assert_true(d->size < sizeof(d->text) - 1);
-    }
-    d->text[d->size++] = '\n';
-    d->text[d->size] = '\0';
-    return 0;
-}
-
+/* The user tables t and r and the registers and version vector. */
 static const char *const dump_sql[] = {
     "SELECT 'T', id, quote(a), quote(b) FROM t ORDER BY id",
     "SELECT 'R', rowid, quote(x), quote(y) FROM r ORDER BY rowid",
@@ -193,63 +35,12 @@ static const char *const dump_sql[] = {
     "SELECT 'VV', hex(site), head FROM sinew_crdt_vv ORDER BY site",
 };
 
-static void dump(struct node *node, struct dump *d)
-{
-    size_t i;
-
-    d->size = 0;
-    d->text[0] = '\0';
-    for (i = 0; i < sizeof(dump_sql) / sizeof(dump_sql[0]); i++) {
-        assert_int_equal(engine_exec(node->db, dump_sql[i], dump_cb, d), 0);
-    }
-}
-
-static struct dump dumps[NODES_MAX];
-
-static void assert_converged(struct node *nodes, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        assert_int_equal(replication__crdt_held_count(nodes[i].crdt), 0);
-        dump(&nodes[i], &dumps[i]);
-        if (i > 0 && strcmp(dumps[0].text, dumps[i].text) != 0) {
-            printf("node 0:\n%s\nnode %zu:\n%s", dumps[0].text, i,
-                   dumps[i].text);
-            fail_msg("node %zu differs from node 0", i);
-        }
-    }
-}
-
-/* The first column of the only row sql returns, as text ("NULL"). */
-static void query(struct node *node, const char *sql, char *out, size_t size)
-{
-    struct dump d;
-
-    d.size = 0;
-    d.text[0] = '\0';
-    assert_int_equal(engine_exec(node->db, sql, dump_cb, &d), 0);
-    if (d.size > 0 && d.text[d.size - 1] == '\n') {
-        d.text[--d.size] = '\0';
-    }
-    snprintf(out, size, "%s", d.text);
-}
-
-static void assert_query(struct node *node, const char *sql,
-                         const char *expected)
-{
-    char got[1024];
-
-    query(node, sql, got, sizeof(got));
-    if (strcmp(got, expected) != 0) {
-        fail_msg("%s: got \"%s\", want \"%s\"", sql, got, expected);
-    }
-}
+static const struct crdt_test_dump_spec dump_spec = {
+    NULL, dump_sql, sizeof(dump_sql) / sizeof(dump_sql[0])};
 
 struct fixture {
-    struct node nodes[NODES_MAX];
-    size_t node_count; /* open */
-    struct pool pool;
+    struct crdt_test_node nodes[NODES_MAX];
+    struct crdt_test_pool pool;
 };
 
 static struct fixture fx;
@@ -260,8 +51,7 @@ static void open_nodes(size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        node_open(&fx.nodes[i], sites[i]);
-        fx.node_count++;
+        crdt_test_open(&fx.nodes[i], sites[i], schema);
     }
 }
 
@@ -275,41 +65,27 @@ static int fixture_setup(void **state)
 /* Runs after a failed test too, so no test inherits another's state. */
 static int fixture_teardown(void **state)
 {
-    size_t i;
-
     (void)state;
-    pool_free(&fx.pool);
-    for (i = 0; i < fx.node_count; i++) {
-        node_close(&fx.nodes[i]);
-    }
-    fx.node_count = 0;
+    crdt_test_pool_free(&fx.pool);
+    crdt_test_close_all(fx.nodes, NODES_MAX);
     return 0;
-}
-
-static void tick(size_t n, uint64_t ms)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        fx.nodes[i].now_ms += ms;
-    }
 }
 
 /* §5 #4: concurrent updates of different columns both survive. */
 static void crdt_different_columns_merge(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
-    sync_all(fx.nodes, 2, &fx.pool);
-    tick(2, 10);
-    exec(a, "UPDATE t SET a = 'from a' WHERE id = 'k'");
-    exec(b, "UPDATE t SET b = 'from b' WHERE id = 'k'");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(a, "SELECT a || ',' || b FROM t", "from a,from b");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "UPDATE t SET a = 'from a' WHERE id = 'k'");
+    crdt_test_exec(b, "UPDATE t SET b = 'from b' WHERE id = 'k'");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(a, "SELECT a || ',' || b FROM t", "from a,from b");
     (void)fixture_teardown(NULL);
 }
 
@@ -317,59 +93,60 @@ static void crdt_different_columns_merge(void **state)
  * HLCs are equal (then the larger site). */
 static void crdt_same_column_larger_k_wins(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
-    exec(a, "INSERT INTO t VALUES ('k', 0, 0)");
-    sync_all(fx.nodes, 2, &fx.pool);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 0, 0)");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
     a->now_ms += 20;
     b->now_ms += 10;
-    exec(a, "UPDATE t SET a = 'later' WHERE id = 'k'");
-    exec(b, "UPDATE t SET a = 'earlier' WHERE id = 'k'");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(b, "SELECT a FROM t", "later");
+    crdt_test_exec(a, "UPDATE t SET a = 'later' WHERE id = 'k'");
+    crdt_test_exec(b, "UPDATE t SET a = 'earlier' WHERE id = 'k'");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(b, "SELECT a FROM t", "later");
 
     /* Equal stamps: both clocks at the same reading, both last stamps
      * below it. */
-    a->now_ms = b->now_ms = T0 + 2000;
-    exec(a, "UPDATE t SET b = 'site aa' WHERE id = 'k'");
-    exec(b, "UPDATE t SET b = 'site bb' WHERE id = 'k'");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(a, "SELECT b FROM t", "site bb");
-    assert_query(a,
-                 "SELECT count(DISTINCT hlc) FROM sinew_crdt_cell"
-                 " WHERE col = 'b'",
-                 "1");
+    a->now_ms = b->now_ms = CRDT_TEST_T0 + 2000;
+    crdt_test_exec(a, "UPDATE t SET b = 'site aa' WHERE id = 'k'");
+    crdt_test_exec(b, "UPDATE t SET b = 'site bb' WHERE id = 'k'");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(a, "SELECT b FROM t", "site bb");
+    crdt_test_assert_query(a,
+                           "SELECT count(DISTINCT hlc) FROM sinew_crdt_cell"
+                           " WHERE col = 'b'",
+                           "1");
     (void)fixture_teardown(NULL);
 }
 
 /* §5 #7: update vs delete: deleted, whatever the order. */
 static void crdt_update_vs_delete_deleted(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
-    exec(a, "INSERT INTO t VALUES ('j', 1, 1)");
-    sync_all(fx.nodes, 2, &fx.pool);
-    tick(2, 10);
-    exec(a, "DELETE FROM t WHERE id = 'k'"); /* delete earlier */
-    exec(b, "UPDATE t SET a = 2 WHERE id = 'j'");
-    tick(2, 10);
-    exec(b, "UPDATE t SET a = 2 WHERE id = 'k'"); /* update later */
-    exec(a, "DELETE FROM t WHERE id = 'j'");      /* delete later */
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(a, "SELECT count(*) FROM t", "0");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('j', 1, 1)");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "DELETE FROM t WHERE id = 'k'"); /* delete earlier */
+    crdt_test_exec(b, "UPDATE t SET a = 2 WHERE id = 'j'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(b, "UPDATE t SET a = 2 WHERE id = 'k'"); /* update later */
+    crdt_test_exec(a, "DELETE FROM t WHERE id = 'j'");      /* delete later */
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(a, "SELECT count(*) FROM t", "0");
     /* The update newer than the delete stays as an invisible shadow. */
-    assert_query(a,
-                 "SELECT quote(shadow) FROM sinew_crdt_cell WHERE col = 'a'"
-                 " AND has_shadow = 1",
-                 "2");
+    crdt_test_assert_query(
+        a,
+        "SELECT quote(shadow) FROM sinew_crdt_cell WHERE col = 'a'"
+        " AND has_shadow = 1",
+        "2");
     (void)fixture_teardown(NULL);
 }
 
@@ -377,39 +154,39 @@ static void crdt_update_vs_delete_deleted(void **state)
  * its columns and nothing from before. */
 static void crdt_reinsert_after_delete_wins(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
-    exec(a, "INSERT INTO t VALUES ('k', 'old a', 'old b')");
-    sync_all(fx.nodes, 2, &fx.pool);
-    tick(2, 10);
-    exec(a, "DELETE FROM t WHERE id = 'k'");
-    tick(2, 10);
-    exec(b, "DELETE FROM t WHERE id = 'k'");
-    exec(b, "INSERT INTO t(id, a) VALUES ('k', 'new a')");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(a, "SELECT a || ',' || b FROM t", "new a,dflt");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 'old a', 'old b')");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "DELETE FROM t WHERE id = 'k'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(b, "DELETE FROM t WHERE id = 'k'");
+    crdt_test_exec(b, "INSERT INTO t(id, a) VALUES ('k', 'new a')");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(a, "SELECT a || ',' || b FROM t", "new a,dflt");
     (void)fixture_teardown(NULL);
 }
 
 /* §5 #10: concurrent inserts of one key: the whole later row. */
 static void crdt_insert_insert_whole_row(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
     b->now_ms += 5;
-    exec(a, "INSERT INTO t VALUES ('k', 'a1', 'b1')");
-    exec(b, "INSERT INTO t VALUES ('k', 'a2', NULL)");
-    exec(a, "INSERT INTO r VALUES ('ra', 1)");
-    exec(b, "INSERT INTO r VALUES ('rb', 2)");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
-    assert_query(a, "SELECT a || ',' || quote(b) FROM t", "a2,NULL");
-    assert_query(a, "SELECT x FROM r", "rb");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 'a1', 'b1')");
+    crdt_test_exec(b, "INSERT INTO t VALUES ('k', 'a2', NULL)");
+    crdt_test_exec(a, "INSERT INTO r VALUES ('ra', 1)");
+    crdt_test_exec(b, "INSERT INTO r VALUES ('rb', 2)");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_assert_query(a, "SELECT a || ',' || quote(b) FROM t", "a2,NULL");
+    crdt_test_assert_query(a, "SELECT x FROM r", "rb");
     (void)fixture_teardown(NULL);
 }
 
@@ -417,32 +194,32 @@ static void crdt_insert_insert_whole_row(void **state)
  * everything, change nothing. */
 static void crdt_duplicates_and_reorder_harmless(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
-    struct dump before;
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    static struct crdt_test_dump before, after;
     uint64_t version;
     size_t i;
 
     (void)state;
     open_nodes(2);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
-    tick(2, 1);
-    exec(a, "UPDATE t SET a = 2 WHERE id = 'k'");
-    tick(2, 1);
-    exec(a, "INSERT INTO t VALUES ('j', 1, 1)");
-    tick(2, 1);
-    exec(a, "DELETE FROM t WHERE id = 'k'");
-    ship(a, &fx.pool);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_tick(fx.nodes, 2, 1);
+    crdt_test_exec(a, "UPDATE t SET a = 2 WHERE id = 'k'");
+    crdt_test_tick(fx.nodes, 2, 1);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('j', 1, 1)");
+    crdt_test_tick(fx.nodes, 2, 1);
+    crdt_test_exec(a, "DELETE FROM t WHERE id = 'k'");
+    crdt_test_ship_new(a, &fx.pool);
     for (i = fx.pool.count; i-- > 0;) {
-        deliver(b, fx.pool.items[i]);
-        deliver(b, fx.pool.items[i]);
+        crdt_test_apply(b, fx.pool.items[i], true);
+        crdt_test_apply(b, fx.pool.items[i], true);
     }
-    assert_converged(fx.nodes, 2);
-    dump(b, &before);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
+    crdt_test_dump(b, &dump_spec, &before);
     for (i = 0; i < fx.pool.count; i++) {
-        deliver(b, fx.pool.items[i]);
+        crdt_test_apply(b, fx.pool.items[i], true);
     }
-    dump(b, &dumps[1]);
-    assert_string_equal(before.text, dumps[1].text);
+    crdt_test_dump(b, &dump_spec, &after);
+    assert_string_equal(before.text, after.text);
     assert_int_equal(replication__crdt_local_version(b->crdt, &version), 0);
     assert_int_equal(version, 0);
     (void)fixture_teardown(NULL);
@@ -453,28 +230,29 @@ static void crdt_duplicates_and_reorder_harmless(void **state)
  * receiver's clock catches up. */
 static void crdt_far_ahead_deferred_until_clock_catches_up(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
     uint64_t ahead_ms = 10 * 60 * 1000;
 
     (void)state;
     open_nodes(2);
     b->now_ms += ahead_ms;
-    exec(b, "INSERT INTO t VALUES ('k', 'from the future', 1)");
-    ship(b, &fx.pool);
+    crdt_test_exec(b, "INSERT INTO t VALUES ('k', 'from the future', 1)");
+    crdt_test_ship_new(b, &fx.pool);
     assert_int_equal(replication__crdt_apply(a->crdt, fx.pool.items[0]),
                      REPLICATION_EDEFERRED);
     assert_int_equal(replication__crdt_deferred_count(a->crdt), 1);
     assert_int_equal(a->warnings, 1);
-    assert_query(a, "SELECT count(*) FROM t", "0");
-    assert_true(hlc_physical_ms(hlc_high_water(&a->clock)) < T0 + 1000);
+    crdt_test_assert_query(a, "SELECT count(*) FROM t", "0");
+    assert_true(hlc_physical_ms(hlc_high_water(&a->clock)) <
+                CRDT_TEST_T0 + 1000);
     assert_int_equal(replication__crdt_retry(a->crdt), 0);
     assert_int_equal(replication__crdt_deferred_count(a->crdt), 1);
     a->now_ms += ahead_ms;
     assert_int_equal(replication__crdt_retry(a->crdt), 0);
     assert_int_equal(replication__crdt_held_count(a->crdt), 0);
-    assert_query(a, "SELECT a FROM t", "from the future");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_converged(fx.nodes, 2);
+    crdt_test_assert_query(a, "SELECT a FROM t", "from the future");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 2, &dump_spec);
     (void)fixture_teardown(NULL);
 }
 
@@ -482,19 +260,21 @@ static void crdt_far_ahead_deferred_until_clock_catches_up(void **state)
  * B: the old key is gone and the new row complete everywhere. */
 static void crdt_primary_key_change(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1], *c = &fx.nodes[2];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1],
+                          *c = &fx.nodes[2];
 
     (void)state;
     open_nodes(3);
-    exec(a, "INSERT INTO t VALUES ('old', 'x', 'y')");
-    sync_all(fx.nodes, 3, &fx.pool);
-    tick(3, 10);
-    exec(b, "UPDATE t SET a = 'b wrote' WHERE id = 'old'");
-    tick(3, 10);
-    exec(a, "UPDATE t SET id = 'new' WHERE id = 'old'");
-    sync_all(fx.nodes, 3, &fx.pool);
-    assert_converged(fx.nodes, 3);
-    assert_query(c, "SELECT id || ',' || a || ',' || b FROM t", "new,x,y");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('old', 'x', 'y')");
+    crdt_test_sync_all(fx.nodes, 3, &fx.pool, true);
+    crdt_test_tick(fx.nodes, 3, 10);
+    crdt_test_exec(b, "UPDATE t SET a = 'b wrote' WHERE id = 'old'");
+    crdt_test_tick(fx.nodes, 3, 10);
+    crdt_test_exec(a, "UPDATE t SET id = 'new' WHERE id = 'old'");
+    crdt_test_sync_all(fx.nodes, 3, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 3, &dump_spec);
+    crdt_test_assert_query(c, "SELECT id || ',' || a || ',' || b FROM t",
+                           "new,x,y");
     (void)fixture_teardown(NULL);
 }
 
@@ -502,38 +282,39 @@ static void crdt_primary_key_change(void **state)
  * kept invisibly, and shows on top of the insert once that arrives. */
 static void crdt_update_before_insert(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1], *c = &fx.nodes[2];
-    struct pool from_a = {.count = 0};
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1],
+                          *c = &fx.nodes[2];
+    struct crdt_test_pool from_a = {.count = 0};
 
     (void)state;
     open_nodes(3);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
-    ship(a, &from_a);
-    deliver(b, from_a.items[0]);
-    tick(3, 10);
-    exec(b, "UPDATE t SET b = 'b wrote' WHERE id = 'k'");
-    ship(b, &fx.pool);
-    deliver(c, fx.pool.items[0]);
-    assert_query(c, "SELECT count(*) FROM t", "0");
-    deliver(c, from_a.items[0]);
-    assert_query(c, "SELECT a || ',' || b FROM t", "1,b wrote");
-    sync_all(fx.nodes, 3, &fx.pool);
-    assert_converged(fx.nodes, 3);
-    pool_free(&from_a);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_ship_new(a, &from_a);
+    crdt_test_apply(b, from_a.items[0], true);
+    crdt_test_tick(fx.nodes, 3, 10);
+    crdt_test_exec(b, "UPDATE t SET b = 'b wrote' WHERE id = 'k'");
+    crdt_test_ship_new(b, &fx.pool);
+    crdt_test_apply(c, fx.pool.items[0], true);
+    crdt_test_assert_query(c, "SELECT count(*) FROM t", "0");
+    crdt_test_apply(c, from_a.items[0], true);
+    crdt_test_assert_query(c, "SELECT a || ',' || b FROM t", "1,b wrote");
+    crdt_test_sync_all(fx.nodes, 3, &fx.pool, true);
+    crdt_test_assert_converged(fx.nodes, 3, &dump_spec);
+    crdt_test_pool_free(&from_a);
     (void)fixture_teardown(NULL);
 }
 
 /* DDL travels as SCHEMA records, in order with the rows. */
 static void crdt_schema_change_replicates(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
     open_nodes(2);
-    exec(a, "BEGIN; CREATE TABLE u(k PRIMARY KEY, v);"
-            " INSERT INTO u VALUES (1, 'one'); COMMIT");
-    sync_all(fx.nodes, 2, &fx.pool);
-    assert_query(b, "SELECT v FROM u", "one");
+    crdt_test_exec(a, "BEGIN; CREATE TABLE u(k PRIMARY KEY, v);"
+                      " INSERT INTO u VALUES (1, 'one'); COMMIT");
+    crdt_test_sync_all(fx.nodes, 2, &fx.pool, true);
+    crdt_test_assert_query(b, "SELECT v FROM u", "one");
     (void)fixture_teardown(NULL);
 }
 
@@ -541,7 +322,7 @@ static void crdt_schema_change_replicates(void **state)
  * at creation, with a message naming the problem. */
 static void crdt_schema_restrictions_refused(void **state)
 {
-    struct node *a = &fx.nodes[0];
+    struct crdt_test_node *a = &fx.nodes[0];
 
     (void)state;
     open_nodes(1);
@@ -559,19 +340,19 @@ static void crdt_schema_restrictions_refused(void **state)
         engine_exec(a->db, "CREATE UNIQUE INDEX ia ON t(a)", NULL, NULL),
         ENGINE_ECONSTRAINT);
     assert_non_null(strstr(engine_errmsg(a->db), "UNIQUE index ia"));
-    exec(a, "CREATE TABLE ok(k PRIMARY KEY, v NOT NULL DEFAULT 0)");
-    exec(a, "CREATE INDEX ib ON t(b)");
-    assert_query(a,
-                 "SELECT count(*) FROM sqlite_schema WHERE name IN"
-                 " ('n', 'u', 'ia')",
-                 "0");
+    crdt_test_exec(a, "CREATE TABLE ok(k PRIMARY KEY, v NOT NULL DEFAULT 0)");
+    crdt_test_exec(a, "CREATE INDEX ib ON t(b)");
+    crdt_test_assert_query(a,
+                           "SELECT count(*) FROM sqlite_schema WHERE name IN"
+                           " ('n', 'u', 'ia')",
+                           "0");
     (void)fixture_teardown(NULL);
 }
 
 /* A site id is made once and kept across reopens. */
 static void crdt_site_id_persists(void **state)
 {
-    struct node *a = &fx.nodes[0];
+    struct crdt_test_node *a = &fx.nodes[0];
     struct replication__crdt_config config = {0};
 
     (void)state;
@@ -580,7 +361,7 @@ static void crdt_site_id_persists(void **state)
     a->site_byte = 0x11;
     config.db = a->db;
     config.clock = &a->clock;
-    config.random_bytes = node_random;
+    config.random_bytes = crdt_test_random;
     config.random_ctx = a;
     config.log = (struct common_log){.ctx = NULL, .min_level = 0, .emit = NULL};
     assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
@@ -591,29 +372,32 @@ static void crdt_site_id_persists(void **state)
 /* crdt.md §6.1's invariant, materialized row = f(registers): a row is
  * visible exactly when its existence register is alive; a visible row's
  * cells have no shadow, an invisible row's cells all have one. */
-static void assert_registers_match_rows(struct node *node)
+static void assert_registers_match_rows(struct crdt_test_node *node)
 {
     char visible[64], shadows[64];
 
-    query(node, "SELECT count(*) FROM t", visible, sizeof(visible));
-    assert_query(node,
-                 "SELECT count(*) FROM sinew_crdt_row WHERE tbl = 't'"
-                 " AND alive = 1",
-                 visible);
-    assert_query(node,
-                 "SELECT count(*) FROM sinew_crdt_cell WHERE tbl = 't' AND"
-                 " has_shadow = 1 AND pk IN (SELECT pk FROM sinew_crdt_row"
-                 " WHERE tbl = 't' AND alive = 1)",
-                 "0");
-    assert_query(node,
-                 "SELECT count(*) FROM sinew_crdt_cell WHERE tbl = 't' AND"
-                 " has_shadow = 0 AND pk NOT IN (SELECT pk FROM"
-                 " sinew_crdt_row WHERE tbl = 't' AND alive = 1)",
-                 "0");
-    query(node, "SELECT count(*) FROM sinew_crdt_cell WHERE has_shadow = 1",
-          shadows, sizeof(shadows));
+    crdt_test_query(node, "SELECT count(*) FROM t", visible, sizeof(visible));
+    crdt_test_assert_query(node,
+                           "SELECT count(*) FROM sinew_crdt_row WHERE tbl = 't'"
+                           " AND alive = 1",
+                           visible);
+    crdt_test_assert_query(
+        node,
+        "SELECT count(*) FROM sinew_crdt_cell WHERE tbl = 't' AND"
+        " has_shadow = 1 AND pk IN (SELECT pk FROM sinew_crdt_row"
+        " WHERE tbl = 't' AND alive = 1)",
+        "0");
+    crdt_test_assert_query(
+        node,
+        "SELECT count(*) FROM sinew_crdt_cell WHERE tbl = 't' AND"
+        " has_shadow = 0 AND pk NOT IN (SELECT pk FROM"
+        " sinew_crdt_row WHERE tbl = 't' AND alive = 1)",
+        "0");
+    crdt_test_query(node,
+                    "SELECT count(*) FROM sinew_crdt_cell WHERE has_shadow = 1",
+                    shadows, sizeof(shadows));
     printf("visible rows=%s shadow cells=%s\n", visible, shadows);
-    query(node, "SELECT count(*) FROM r", visible, sizeof(visible));
+    crdt_test_query(node, "SELECT count(*) FROM r", visible, sizeof(visible));
     printf("rowid-keyed rows=%s\n", visible);
 }
 
@@ -622,56 +406,34 @@ static void assert_registers_match_rows(struct node *node)
  * wall clock stepped back an hour is still stamped above the last one. */
 static void crdt_reopen_keeps_site_version_and_clock(void **state)
 {
-    char dir[] = "/tmp/sinew_crdt_XXXXXX";
-    char path[64], wal[80];
-    struct node *a = &fx.nodes[0];
-    struct replication__crdt_config config = {0};
-    struct hlc_config hc;
+    struct crdt_test_dir dir;
+    struct crdt_test_node *a = &fx.nodes[0];
     uint64_t version, first;
 
     (void)state;
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/a.sinew", dir);
-    snprintf(wal, sizeof(wal), "%s-wal", path);
-    memset(a, 0, sizeof(*a));
-    a->now_ms = T0;
-    a->site_byte = 0xaa;
-    hc = (struct hlc_config){{a, node_now_ms}, HLC_MAX_OFFSET_MS_DEFAULT};
-    hlc_init(&a->clock, &hc);
-    assert_int_equal(engine_open(path, &a->db), 0);
-    exec(a, schema);
-    config = (struct replication__crdt_config){
-        a->db, &a->clock, node_random, a, {NULL, 0, NULL}, NULL, NULL};
-    assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_dir_make(&dir, "/tmp/sinew_crdt_XXXXXX");
+    crdt_test_open_path(a, 0xaa, dir.path, schema);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     first = engine_last_stamp(a->db);
-    replication__crdt_close(a->crdt);
-    engine_close(a->db);
+    crdt_test_close(a);
 
     a->now_ms -= 3600 * 1000;
-    a->site_byte = 0x11;
-    hlc_init(&a->clock, &hc);
-    assert_int_equal(engine_open(path, &a->db), 0);
-    config = (struct replication__crdt_config){
-        a->db, &a->clock, node_random, a, {NULL, 0, NULL}, NULL, NULL};
-    assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
-    fx.node_count = 1;
+    crdt_test_open_path(a, 0x11, dir.path, NULL);
     assert_int_equal(replication__crdt_site(a->crdt)[0], 0xaa);
     assert_int_equal(replication__crdt_local_version(a->crdt, &version), 0);
     assert_int_equal(version, 1);
-    exec(a, "UPDATE t SET a = 2 WHERE id = 'k'");
+    crdt_test_exec(a, "UPDATE t SET a = 2 WHERE id = 'k'");
     assert_true(engine_last_stamp(a->db) > first);
     assert_int_equal(replication__crdt_local_version(a->crdt, &version), 0);
     assert_int_equal(version, 2);
     (void)fixture_teardown(NULL);
-    unlink(wal);
-    unlink(path);
-    rmdir(dir);
+    crdt_test_dir_remove(&dir);
 }
 
 /* One random local write on node (failures such as a taken key are fine:
  * the statement does nothing). */
-static void random_write(struct node *node, struct common_test_rng *rng)
+static void random_write(struct crdt_test_node *node,
+                         struct common_test_rng *rng)
 {
     char sql[256];
     unsigned key = (unsigned)common_test_rng_below(rng, 6);
@@ -735,20 +497,22 @@ static void crdt_random_convergence(void **state)
     common_test_rng_seed(&rng, "crdt_random_convergence");
     open_nodes(n);
     for (step = 0; step < 600; step++) {
-        struct node *node = &fx.nodes[common_test_rng_below(&rng, n)];
+        struct crdt_test_node *node = &fx.nodes[common_test_rng_below(&rng, n)];
         node->now_ms += common_test_rng_below(&rng, 3);
         random_write(node, &rng);
         if (common_test_rng_below(&rng, 4) == 0) {
-            ship(node, &fx.pool);
+            crdt_test_ship_new(node, &fx.pool);
         }
         if (fx.pool.count > 0 && common_test_rng_below(&rng, 2) == 0) {
-            deliver(&fx.nodes[common_test_rng_below(&rng, n)],
-                    fx.pool.items[common_test_rng_below(&rng, fx.pool.count)]);
+            crdt_test_apply(
+                &fx.nodes[common_test_rng_below(&rng, n)],
+                fx.pool.items[common_test_rng_below(&rng, fx.pool.count)],
+                true);
         }
     }
     /* Shuffle the pool, then deliver it all, every item twice. */
     for (i = 0; i < n; i++) {
-        ship(&fx.nodes[i], &fx.pool);
+        crdt_test_ship_new(&fx.nodes[i], &fx.pool);
     }
     for (i = fx.pool.count; i > 1; i--) {
         size_t j = (size_t)common_test_rng_below(&rng, i);
@@ -758,12 +522,14 @@ static void crdt_random_convergence(void **state)
     }
     for (step = 0; step < 2; step++) {
         for (i = 0; i < fx.pool.count; i++) {
-            deliver(&fx.nodes[(i + step) % n], fx.pool.items[i]);
-            deliver(&fx.nodes[(i + step + 1) % n], fx.pool.items[i]);
-            deliver(&fx.nodes[(i + step + 2) % n], fx.pool.items[i]);
+            crdt_test_apply(&fx.nodes[(i + step) % n], fx.pool.items[i], true);
+            crdt_test_apply(&fx.nodes[(i + step + 1) % n], fx.pool.items[i],
+                            true);
+            crdt_test_apply(&fx.nodes[(i + step + 2) % n], fx.pool.items[i],
+                            true);
         }
     }
-    assert_converged(fx.nodes, n);
+    crdt_test_assert_converged(fx.nodes, n, &dump_spec);
     assert_registers_match_rows(&fx.nodes[0]);
     (void)fixture_teardown(NULL);
 }

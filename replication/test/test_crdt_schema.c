@@ -26,37 +26,15 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common_test.h"
-#include "crdt.h"
-#include "replication.h"
+#include "crdt_test.h"
 
-#define T0 UINT64_C(1764686000000)
 #define NODES_MAX 3
-#define POOL_MAX 256
-
-struct node {
-    struct engine_db *db;
-    uint64_t now_ms; /* the fake physical clock */
-    struct hlc clock;
-    struct replication__crdt *crdt;
-    uint8_t site_byte;
-    uint64_t shipped;  /* local versions already put in a pool */
-    unsigned warnings; /* WARN messages logged by the crdt state */
-    unsigned errors;   /* ERROR messages */
-};
-
-struct pool {
-    struct replication__changeset *items[POOL_MAX];
-    size_t count;
-};
 
 struct fixture {
-    struct node nodes[NODES_MAX];
-    struct pool pool;
-    char dir[32];
-    char path[64];
+    struct crdt_test_node nodes[NODES_MAX];
+    struct crdt_test_pool pool;
+    struct crdt_test_dir dir;
 };
 
 static struct fixture fx;
@@ -64,151 +42,11 @@ static struct fixture fx;
 static const char *const base_schema =
     "CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');";
 
-static uint64_t node_now_ms(void *ctx)
-{
-    return ((struct node *)ctx)->now_ms;
-}
-
-static int node_random(void *ctx, uint8_t *out, size_t size)
-{
-    memset(out, ((struct node *)ctx)->site_byte, size);
-    return 0;
-}
-
-static void node_log(void *ctx, int level, const char *file, int line,
-                     const char *msg)
-{
-    struct node *node = ctx;
-
-    (void)file;
-    (void)line;
-    if (level == COMMON_LOG_WARN) {
-        node->warnings++;
-    } else if (level >= COMMON_LOG_ERROR) {
-        node->errors++;
-        printf("node %02x error: %s\n", node->site_byte, msg);
-    }
-}
-
-static void exec(struct node *node, const char *sql)
-{
-    if (engine_exec(node->db, sql, NULL, NULL) != 0) {
-        fail_msg("%s: %s", sql, engine_errmsg(node->db));
-    }
-}
-
-/* Opens crdt mode on node's engine with a fresh clock. */
-static void node_attach(struct node *node)
-{
-    struct hlc_config hc = {{node, node_now_ms}, HLC_MAX_OFFSET_MS_DEFAULT};
-    struct replication__crdt_config config;
-
-    memset(&config, 0, sizeof(config));
-    hlc_init(&node->clock, &hc);
-    config.db = node->db;
-    config.clock = &node->clock;
-    config.random_bytes = node_random;
-    config.random_ctx = node;
-    config.log = (struct common_log){
-        .ctx = node, .min_level = COMMON_LOG_WARN, .emit = node_log};
-    assert_int_equal(replication__crdt_open(&config, &node->crdt), 0);
-}
-
-/* path NULL: in memory. schema (NULL: none) runs before crdt mode opens,
- * so it is this node's own and does not replicate. */
-static void node_open(struct node *node, uint8_t site_byte, const char *path,
-                      const char *schema)
-{
-    node->site_byte = site_byte;
-    if (node->now_ms == 0) {
-        node->now_ms = T0;
-    }
-    assert_int_equal(engine_open(path, &node->db), 0);
-    if (schema != NULL) {
-        exec(node, schema);
-    }
-    node_attach(node);
-}
-
-static void node_close(struct node *node)
-{
-    replication__crdt_close(node->crdt);
-    engine_close(node->db);
-    node->crdt = NULL;
-    node->db = NULL;
-}
-
-static int collect_cb(void *ctx, const struct replication__changeset *cs)
-{
-    struct pool *pool = ctx;
-
-    assert_true(pool->count < POOL_MAX);
-    assert_int_equal(
-        replication__crdt_changeset_clone(cs, &pool->items[pool->count]), 0);
-    pool->count++;
-    return 0;
-}
-
-/* Puts node's new local change sets into pool. */
-static void ship(struct node *node, struct pool *pool)
-{
-    assert_int_equal(replication__crdt_log_since(
-                         node->crdt, replication__crdt_site(node->crdt),
-                         node->shipped, collect_cb, pool),
-                     0);
-    assert_int_equal(
-        replication__crdt_local_version(node->crdt, &node->shipped), 0);
-}
-
-/* Applies cs on node: never an error, whatever the schemas. */
-static void deliver(struct node *node, const struct replication__changeset *cs)
-{
-    int rc = replication__crdt_apply(node->crdt, cs);
-
-    if (rc != 0) {
-        fail_msg("apply: %s: %s", replication_strerror(rc),
-                 engine_errmsg(node->db));
-    }
-}
-
-static void deliver_all(struct node *node, const struct pool *pool)
-{
-    size_t i;
-
-    for (i = 0; i < pool->count; i++) {
-        deliver(node, pool->items[i]);
-    }
-}
-
-static void pool_free(struct pool *pool)
-{
-    size_t i;
-
-    for (i = 0; i < pool->count; i++) {
-        replication__crdt_changeset_free(pool->items[i]);
-    }
-    pool->count = 0;
-}
-
+/* Ships what is new on nodes[0..n) and applies it on each: never an error,
+ * whatever the schemas. */
 static void sync_all(size_t n)
 {
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        ship(&fx.nodes[i], &fx.pool);
-    }
-    for (i = 0; i < n; i++) {
-        deliver_all(&fx.nodes[i], &fx.pool);
-    }
-}
-
-static void tick(size_t n, uint64_t ms)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        fx.nodes[i].now_ms += ms;
-    }
+    crdt_test_sync_all(fx.nodes, n, &fx.pool, false);
 }
 
 /* A rebuild of a table with another shape, keeping its rows, as an
@@ -220,7 +58,7 @@ static int rebuild_cb(void *ctx, struct engine_db *db)
     return engine_exec(db, ctx, NULL, NULL);
 }
 
-static void rebuild(struct node *node, const char *sql)
+static void rebuild(struct crdt_test_node *node, const char *sql)
 {
     if (engine_apply_transaction(node->db, 0, rebuild_cb, (void *)sql) != 0) {
         fail_msg("%s: %s", sql, engine_errmsg(node->db));
@@ -228,28 +66,6 @@ static void rebuild(struct node *node, const char *sql)
 }
 
 /* ---- canonical dumps ---- */
-
-struct dump {
-    char text[1 << 20];
-    size_t size;
-};
-
-static int dump_cb(void *ctx, int count, char **values, char **names)
-{
-    struct dump *d = ctx;
-    int i;
-
-    (void)names;
-    for (i = 0; i < count; i++) {
-        d->size += (size_t)snprintf(
-            d->text + d->size, sizeof(d->text) - d->size, "%s%s", i ? "|" : "",
-            values[i] ? values[i] : "NULL");
-        assert_true(d->size < sizeof(d->text) - 1);
-    }
-    d->text[d->size++] = '\n';
-    d->text[d->size] = '\0';
-    return 0;
-}
 
 #define NAMES_MAX 64
 #define NAME_SIZE 128
@@ -277,8 +93,8 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-static void names_query(struct node *node, const char *sql, int column,
-                        struct names *out)
+static void names_query(struct crdt_test_node *node, const char *sql,
+                        int column, struct names *out)
 {
     out->count = 0;
     out->column = column;
@@ -286,29 +102,28 @@ static void names_query(struct node *node, const char *sql, int column,
     qsort(out->items, out->count, NAME_SIZE, name_cmp);
 }
 
-/* Appends every row of table, its columns in name order, rows in value
- * order: the same text whatever the column order of the table. */
-static void dump_table(struct node *node, const char *table, struct dump *d)
+/* SELECT 'T table', quote(every column) FROM table ORDER BY them, the
+ * columns in name order: the same text whatever the column order of the
+ * table. */
+static void table_sql(struct crdt_test_node *node, const char *table, char *sql,
+                      size_t size)
 {
     struct names columns;
-    char sql[2048];
     size_t at, i;
 
-    snprintf(sql, sizeof(sql), "PRAGMA table_info(\"%s\")", table);
+    snprintf(sql, size, "PRAGMA table_info(\"%s\")", table);
     names_query(node, sql, 1, &columns);
-    at = (size_t)snprintf(sql, sizeof(sql), "SELECT 'T %s'", table);
+    at = (size_t)snprintf(sql, size, "SELECT 'T %s'", table);
     for (i = 0; i < columns.count; i++) {
-        at += (size_t)snprintf(sql + at, sizeof(sql) - at, ", quote(\"%s\")",
+        at += (size_t)snprintf(sql + at, size - at, ", quote(\"%s\")",
                                columns.items[i]);
     }
-    at += (size_t)snprintf(sql + at, sizeof(sql) - at, " FROM \"%s\" ORDER BY",
-                           table);
+    at += (size_t)snprintf(sql + at, size - at, " FROM \"%s\" ORDER BY", table);
     for (i = 0; i < columns.count; i++) {
-        at += (size_t)snprintf(sql + at, sizeof(sql) - at, "%s %zu",
-                               i ? "," : "", i + 2);
+        at += (size_t)snprintf(sql + at, size - at, "%s %zu", i ? "," : "",
+                               i + 2);
     }
-    assert_true(at < sizeof(sql));
-    assert_int_equal(engine_exec(node->db, sql, dump_cb, d), 0);
+    assert_true(at < size);
 }
 
 static const char *const meta_sql[] = {
@@ -322,65 +137,27 @@ static const char *const meta_sql[] = {
     " AND sql IS NOT NULL ORDER BY name",
 };
 
-static void dump(struct node *node, struct dump *d)
-{
-    static struct names tables;
-    size_t i;
+/* Every user table (columns by name), the registers, the version vector,
+ * the column catalog and the indexes. */
+static const struct crdt_test_dump_spec dump_spec = {
+    table_sql, meta_sql, sizeof(meta_sql) / sizeof(meta_sql[0])};
 
-    d->size = 0;
-    d->text[0] = '\0';
-    names_query(node, "SELECT name FROM sqlite_schema WHERE type = 'table'", 0,
-                &tables);
-    for (i = 0; i < tables.count; i++) {
-        dump_table(node, tables.items[i], d);
-    }
-    for (i = 0; i < sizeof(meta_sql) / sizeof(meta_sql[0]); i++) {
-        assert_int_equal(engine_exec(node->db, meta_sql[i], dump_cb, d), 0);
-    }
-}
-
-static struct dump dumps[NODES_MAX];
-
+/* No node keeps or holds a change set, and all dump the same. */
 static void assert_converged(size_t n)
 {
     size_t i;
 
     for (i = 0; i < n; i++) {
-        struct node *node = &fx.nodes[i];
-        assert_int_equal(replication__crdt_held_count(node->crdt), 0);
-        assert_int_equal(replication__crdt_kept_count(node->crdt), 0);
-        dump(node, &dumps[i]);
-        if (i > 0 && strcmp(dumps[0].text, dumps[i].text) != 0) {
-            printf("node 0:\n%s\nnode %zu:\n%s", dumps[0].text, i,
-                   dumps[i].text);
-            fail_msg("node %zu differs from node 0", i);
-        }
+        assert_int_equal(replication__crdt_kept_count(fx.nodes[i].crdt), 0);
     }
-}
-
-static void assert_query(struct node *node, const char *sql,
-                         const char *expected)
-{
-    static struct dump d;
-
-    d.size = 0;
-    d.text[0] = '\0';
-    assert_int_equal(engine_exec(node->db, sql, dump_cb, &d), 0);
-    if (d.size > 0 && d.text[d.size - 1] == '\n') {
-        d.text[--d.size] = '\0';
-    }
-    if (strcmp(d.text, expected) != 0) {
-        fail_msg("%s: got \"%s\", want \"%s\"", sql, d.text, expected);
-    }
+    crdt_test_assert_converged(fx.nodes, n, &dump_spec);
 }
 
 static int fixture_setup(void **state)
 {
     (void)state;
     memset(&fx, 0, sizeof(fx));
-    snprintf(fx.dir, sizeof(fx.dir), "/tmp/sinew_schema_XXXXXX");
-    assert_non_null(mkdtemp(fx.dir));
-    snprintf(fx.path, sizeof(fx.path), "%s/n.sinew", fx.dir);
+    crdt_test_dir_make(&fx.dir, "/tmp/sinew_schema_XXXXXX");
     return 0;
 }
 
@@ -388,20 +165,10 @@ static int fixture_setup(void **state)
  * teardown) and again after a failed one; a second run does nothing. */
 static int fixture_teardown(void **state)
 {
-    char wal[80];
-    size_t i;
-
     (void)state;
-    pool_free(&fx.pool);
-    for (i = 0; i < NODES_MAX; i++) {
-        if (fx.nodes[i].db != NULL) {
-            node_close(&fx.nodes[i]);
-        }
-    }
-    snprintf(wal, sizeof(wal), "%s-wal", fx.path);
-    unlink(wal);
-    unlink(fx.path);
-    rmdir(fx.dir);
+    crdt_test_pool_free(&fx.pool);
+    crdt_test_close_all(fx.nodes, NODES_MAX);
+    crdt_test_dir_remove(&fx.dir);
     return 0;
 }
 
@@ -411,22 +178,25 @@ static int fixture_teardown(void **state)
  * whose DEFAULTs differ still agree on every row. */
 static void schema_defaults_written_explicitly(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
-    node_open(a, 0xaa, NULL,
-              "CREATE TABLE t(id TEXT PRIMARY KEY, a, d DEFAULT 'a default')");
-    node_open(b, 0xbb, NULL,
-              "CREATE TABLE t(id TEXT PRIMARY KEY, a, d DEFAULT 'b default')");
-    exec(a, "INSERT INTO t(id, a) VALUES ('from a', 1)");
-    exec(b, "INSERT INTO t(id, a) VALUES ('from b', 2)");
-    exec(b, "INSERT INTO t VALUES ('explicit', 3, NULL)");
+    crdt_test_open_path(
+        a, 0xaa, NULL,
+        "CREATE TABLE t(id TEXT PRIMARY KEY, a, d DEFAULT 'a default')");
+    crdt_test_open_path(
+        b, 0xbb, NULL,
+        "CREATE TABLE t(id TEXT PRIMARY KEY, a, d DEFAULT 'b default')");
+    crdt_test_exec(a, "INSERT INTO t(id, a) VALUES ('from a', 1)");
+    crdt_test_exec(b, "INSERT INTO t(id, a) VALUES ('from b', 2)");
+    crdt_test_exec(b, "INSERT INTO t VALUES ('explicit', 3, NULL)");
     sync_all(2);
     assert_converged(2);
-    assert_query(
+    crdt_test_assert_query(
         a, "SELECT group_concat(d, ',') FROM (SELECT * FROM t ORDER BY id)",
         "a default,b default");
-    assert_query(b, "SELECT quote(d) FROM t WHERE id = 'explicit'", "NULL");
+    crdt_test_assert_query(b, "SELECT quote(d) FROM t WHERE id = 'explicit'",
+                           "NULL");
     assert_int_equal(a->warnings + b->warnings + a->errors + b->errors, 0);
     (void)fixture_teardown(NULL);
 }
@@ -452,50 +222,52 @@ static const char *const add_c =
  * apply, that same old write loses on B too, and all converge. */
 static void schema_unknown_column_kept_then_applied(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
-    node_open(a, 0xaa, NULL, new_t);
-    node_open(b, 0xbb, NULL, base_schema);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 'x', 'ca')");
-    exec(b, "INSERT INTO t(id, a) VALUES ('j', 2)");
-    tick(2, 10);
-    exec(a, "UPDATE t SET c = 'cb' WHERE id = 'k'");
+    crdt_test_open_path(a, 0xaa, NULL, new_t);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 'x', 'ca')");
+    crdt_test_exec(b, "INSERT INTO t(id, a) VALUES ('j', 2)");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "UPDATE t SET c = 'cb' WHERE id = 'k'");
     sync_all(2);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 2);
     assert_int_equal(b->warnings, 1); /* the alarm, once */
-    assert_query(b, "SELECT a || ',' || b FROM t WHERE id = 'k'", "1,x");
-    assert_query(a, "SELECT c FROM t WHERE id = 'j'", "c0");
+    crdt_test_assert_query(b, "SELECT a || ',' || b FROM t WHERE id = 'k'",
+                           "1,x");
+    crdt_test_assert_query(a, "SELECT c FROM t WHERE id = 'j'", "c0");
 
     /* A's later change sets are not held back by the kept records. */
-    tick(2, 10);
-    exec(a, "UPDATE t SET a = 5 WHERE id = 'k'");
-    tick(2, 10);
-    exec(a, "UPDATE t SET c = 'a wrote' WHERE id = 'j'");
-    tick(2, 10);
-    exec(b, "DELETE FROM t WHERE id = 'j'");
-    exec(b, "INSERT INTO t(id, a) VALUES ('j', 3)");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "UPDATE t SET a = 5 WHERE id = 'k'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "UPDATE t SET c = 'a wrote' WHERE id = 'j'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(b, "DELETE FROM t WHERE id = 'j'");
+    crdt_test_exec(b, "INSERT INTO t(id, a) VALUES ('j', 3)");
     sync_all(2);
     assert_int_equal(replication__crdt_held_count(b->crdt), 0);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 3);
-    assert_query(b, "SELECT a FROM t WHERE id = 'k'", "5");
-    assert_query(a, "SELECT a || ',' || c FROM t WHERE id = 'j'", "3,c0");
+    crdt_test_assert_query(b, "SELECT a FROM t WHERE id = 'k'", "5");
+    crdt_test_assert_query(a, "SELECT a || ',' || c FROM t WHERE id = 'j'",
+                           "3,c0");
 
     rebuild(b, add_c);
     assert_int_equal(replication__crdt_retry(b->crdt), 0);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 0);
-    assert_query(b, "SELECT c FROM t WHERE id = 'k'", "cb");
-    assert_query(b, "SELECT c FROM t WHERE id = 'j'", "c0");
+    crdt_test_assert_query(b, "SELECT c FROM t WHERE id = 'k'", "cb");
+    crdt_test_assert_query(b, "SELECT c FROM t WHERE id = 'j'", "c0");
     assert_true(replication__crdt_schema_hash(a->crdt) ==
                 replication__crdt_schema_hash(b->crdt));
     sync_all(2);
     assert_converged(2);
 
-    tick(2, 10);
-    exec(b, "UPDATE t SET c = 'b wrote' WHERE id = 'k'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(b, "UPDATE t SET c = 'b wrote' WHERE id = 'k'");
     sync_all(2);
     assert_converged(2);
-    assert_query(a, "SELECT c FROM t WHERE id = 'k'", "b wrote");
+    crdt_test_assert_query(a, "SELECT c FROM t WHERE id = 'k'", "b wrote");
     assert_int_equal(a->errors + b->errors, 0);
     (void)fixture_teardown(NULL);
 }
@@ -506,48 +278,50 @@ static void schema_unknown_column_kept_then_applied(void **state)
  * arrives they apply and all three converge. */
 static void schema_unknown_table_kept_then_applied(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1], *c = &fx.nodes[2];
-    struct pool from_a = {.count = 0}, from_c = {.count = 0};
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1],
+                          *c = &fx.nodes[2];
+    struct crdt_test_pool from_a = {.count = 0}, from_c = {.count = 0};
     uint64_t head;
 
     (void)state;
-    node_open(a, 0xaa, NULL, base_schema);
-    node_open(b, 0xbb, NULL, base_schema);
-    node_open(c, 0xcc, NULL, base_schema);
-    exec(a, "CREATE TABLE u(k INTEGER PRIMARY KEY, v)");
-    exec(a, "INSERT INTO u VALUES (1, 'one')");
-    ship(a, &from_a);
-    deliver_all(c, &from_a);
-    tick(3, 10);
-    exec(c, "BEGIN; UPDATE u SET v = 'uno' WHERE k = 1;"
-            " INSERT INTO u VALUES (2, 'two');"
-            " INSERT INTO t VALUES ('c1', 1, 1); COMMIT");
-    exec(c, "CREATE INDEX uv ON u(v)");
-    exec(c, "INSERT INTO t VALUES ('c2', 2, 2)");
-    ship(c, &from_c);
-    deliver_all(b, &from_c);
+    crdt_test_open_path(a, 0xaa, NULL, base_schema);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
+    crdt_test_open_path(c, 0xcc, NULL, base_schema);
+    crdt_test_exec(a, "CREATE TABLE u(k INTEGER PRIMARY KEY, v)");
+    crdt_test_exec(a, "INSERT INTO u VALUES (1, 'one')");
+    crdt_test_ship_new(a, &from_a);
+    crdt_test_deliver(c, &from_a);
+    crdt_test_tick(fx.nodes, 3, 10);
+    crdt_test_exec(c, "BEGIN; UPDATE u SET v = 'uno' WHERE k = 1;"
+                      " INSERT INTO u VALUES (2, 'two');"
+                      " INSERT INTO t VALUES ('c1', 1, 1); COMMIT");
+    crdt_test_exec(c, "CREATE INDEX uv ON u(v)");
+    crdt_test_exec(c, "INSERT INTO t VALUES ('c2', 2, 2)");
+    crdt_test_ship_new(c, &from_c);
+    crdt_test_deliver(b, &from_c);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 2);
     assert_int_equal(
         replication__crdt_head(b->crdt, replication__crdt_site(c->crdt), &head),
         0);
     assert_int_equal(head, 3);
-    assert_query(
+    crdt_test_assert_query(
         b, "SELECT group_concat(id, ',') FROM (SELECT * FROM t ORDER BY id)",
         "c1,c2");
-    assert_query(b, "SELECT count(*) FROM sqlite_schema WHERE name = 'u'", "0");
+    crdt_test_assert_query(
+        b, "SELECT count(*) FROM sqlite_schema WHERE name = 'u'", "0");
 
-    deliver_all(b, &from_a);
+    crdt_test_deliver(b, &from_a);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 0);
-    deliver_all(a, &from_c); /* what relay would bring */
-    assert_query(
+    crdt_test_deliver(a, &from_c); /* what relay would bring */
+    crdt_test_assert_query(
         b, "SELECT group_concat(v, ',') FROM (SELECT * FROM u ORDER BY k)",
         "uno,two");
-    assert_query(b, "SELECT count(*) FROM sqlite_schema WHERE name = 'uv'",
-                 "1");
+    crdt_test_assert_query(
+        b, "SELECT count(*) FROM sqlite_schema WHERE name = 'uv'", "1");
     sync_all(3);
     assert_converged(3);
-    pool_free(&from_a);
-    pool_free(&from_c);
+    crdt_test_pool_free(&from_a);
+    crdt_test_pool_free(&from_c);
     (void)fixture_teardown(NULL);
 }
 
@@ -557,24 +331,24 @@ static void schema_unknown_table_kept_then_applied(void **state)
  * shape: a no-op, and all converge. */
 static void schema_table_made_on_each_node(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
     char schema[256];
 
     (void)state;
     snprintf(schema, sizeof(schema), "%s CREATE TABLE v(k PRIMARY KEY, w);",
              base_schema);
-    node_open(a, 0xaa, NULL, schema);
-    node_open(b, 0xbb, NULL, base_schema);
-    exec(a, "INSERT INTO v VALUES (1, 'w1')");
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_open_path(a, 0xaa, NULL, schema);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
+    crdt_test_exec(a, "INSERT INTO v VALUES (1, 'w1')");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     sync_all(2);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 1);
-    assert_query(b, "SELECT count(*) FROM t", "1");
+    crdt_test_assert_query(b, "SELECT count(*) FROM t", "1");
 
-    exec(b, "CREATE TABLE v(k PRIMARY KEY, w)");
+    crdt_test_exec(b, "CREATE TABLE v(k PRIMARY KEY, w)");
     assert_int_equal(replication__crdt_retry(b->crdt), 0);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 0);
-    assert_query(b, "SELECT w FROM v", "w1");
+    crdt_test_assert_query(b, "SELECT w FROM v", "w1");
     sync_all(2);
     assert_converged(2);
     assert_int_equal(a->errors + b->errors, 0);
@@ -590,39 +364,39 @@ static void schema_table_made_on_each_node(void **state)
  * extra column is kept on A until A's z gains it, then all converge. */
 static void schema_create_table_collision(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
-    node_open(a, 0xaa, NULL, base_schema);
-    node_open(b, 0xbb, NULL, base_schema);
-    exec(a, "CREATE TABLE w(k PRIMARY KEY, v)");
-    exec(b, "CREATE TABLE w(k PRIMARY KEY, v)");
-    exec(a, "INSERT INTO w VALUES (1, 'a')");
-    exec(b, "INSERT INTO w VALUES (2, 'b')");
-    exec(a, "CREATE INDEX wv ON w(v)");
-    exec(b, "CREATE INDEX wv ON w(v)");
-    exec(a, "CREATE TABLE z(k PRIMARY KEY, v)");
-    exec(b, "CREATE TABLE z(k PRIMARY KEY, v, extra DEFAULT 0)");
-    exec(a, "INSERT INTO z VALUES (1, 'a')");
-    exec(b, "INSERT INTO z VALUES (2, 'b', 7)");
+    crdt_test_open_path(a, 0xaa, NULL, base_schema);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
+    crdt_test_exec(a, "CREATE TABLE w(k PRIMARY KEY, v)");
+    crdt_test_exec(b, "CREATE TABLE w(k PRIMARY KEY, v)");
+    crdt_test_exec(a, "INSERT INTO w VALUES (1, 'a')");
+    crdt_test_exec(b, "INSERT INTO w VALUES (2, 'b')");
+    crdt_test_exec(a, "CREATE INDEX wv ON w(v)");
+    crdt_test_exec(b, "CREATE INDEX wv ON w(v)");
+    crdt_test_exec(a, "CREATE TABLE z(k PRIMARY KEY, v)");
+    crdt_test_exec(b, "CREATE TABLE z(k PRIMARY KEY, v, extra DEFAULT 0)");
+    crdt_test_exec(a, "INSERT INTO z VALUES (1, 'a')");
+    crdt_test_exec(b, "INSERT INTO z VALUES (2, 'b', 7)");
     sync_all(2);
     assert_int_equal(a->errors, 1);
     assert_int_equal(b->errors, 1);
     assert_int_equal(a->warnings, 1); /* the kept column's alarm */
     assert_int_equal(b->warnings, 0); /* nor for the index */
-    assert_query(
+    crdt_test_assert_query(
         a, "SELECT group_concat(v, ',') FROM (SELECT * FROM w ORDER BY k)",
         "a,b");
-    assert_query(
+    crdt_test_assert_query(
         b, "SELECT group_concat(v, ',') FROM (SELECT * FROM w ORDER BY k)",
         "a,b");
-    assert_query(
+    crdt_test_assert_query(
         a, "SELECT group_concat(v, ',') FROM (SELECT * FROM z ORDER BY k)",
         "a,b");
-    assert_query(b,
-                 "SELECT group_concat(k || v || extra, ',') FROM"
-                 " (SELECT * FROM z ORDER BY k)",
-                 "1a0,2b7");
+    crdt_test_assert_query(b,
+                           "SELECT group_concat(k || v || extra, ',') FROM"
+                           " (SELECT * FROM z ORDER BY k)",
+                           "1a0,2b7");
     assert_int_equal(replication__crdt_kept_count(a->crdt), 1);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 0);
 
@@ -634,10 +408,10 @@ static void schema_create_table_collision(void **state)
     assert_int_equal(replication__crdt_retry(a->crdt), 0);
     sync_all(2);
     assert_converged(2);
-    assert_query(a,
-                 "SELECT group_concat(k || v || extra, ',') FROM"
-                 " (SELECT * FROM z ORDER BY k)",
-                 "1a0,2b7");
+    crdt_test_assert_query(a,
+                           "SELECT group_concat(k || v || extra, ',') FROM"
+                           " (SELECT * FROM z ORDER BY k)",
+                           "1a0,2b7");
     (void)fixture_teardown(NULL);
 }
 
@@ -647,27 +421,28 @@ static void schema_create_table_collision(void **state)
  * (dropped on both sides at once) is a no-op, logged. */
 static void schema_drop_table_forgets_registers(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
 
     (void)state;
-    node_open(a, 0xaa, NULL, base_schema);
-    node_open(b, 0xbb, NULL, base_schema);
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_open_path(a, 0xaa, NULL, base_schema);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     sync_all(2);
-    tick(2, 10);
-    exec(a, "BEGIN; UPDATE t SET a = 9 WHERE id = 'k'; DROP TABLE t;"
-            " CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');"
-            " INSERT INTO t VALUES ('k2', 2, 2); COMMIT");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a,
+                   "BEGIN; UPDATE t SET a = 9 WHERE id = 'k'; DROP TABLE t;"
+                   " CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');"
+                   " INSERT INTO t VALUES ('k2', 2, 2); COMMIT");
     sync_all(2);
     assert_converged(2);
-    assert_query(b, "SELECT count(*) FROM sinew_crdt_row", "1");
+    crdt_test_assert_query(b, "SELECT count(*) FROM sinew_crdt_row", "1");
     /* Dropped on both sides at once: the other's DROP finds nothing. */
-    tick(2, 10);
-    exec(a, "DROP TABLE t");
-    exec(b, "DROP TABLE t");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "DROP TABLE t");
+    crdt_test_exec(b, "DROP TABLE t");
     sync_all(2);
     assert_converged(2);
-    assert_query(a, "SELECT count(*) FROM sinew_crdt_cell", "0");
+    crdt_test_assert_query(a, "SELECT count(*) FROM sinew_crdt_cell", "0");
     assert_int_equal(a->warnings, 1);
     assert_int_equal(b->warnings, 1);
     assert_int_equal(a->errors + b->errors, 0);
@@ -678,24 +453,24 @@ static void schema_drop_table_forgets_registers(void **state)
  * schemas were made by the same statements, changed by DDL. */
 static void schema_hash_travels(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
     uint64_t before;
 
     (void)state;
-    node_open(a, 0xaa, NULL, base_schema);
-    node_open(b, 0xbb, NULL, base_schema);
+    crdt_test_open_path(a, 0xaa, NULL, base_schema);
+    crdt_test_open_path(b, 0xbb, NULL, base_schema);
     before = replication__crdt_schema_hash(a->crdt);
     assert_true(before != 0);
     assert_true(before == replication__crdt_schema_hash(b->crdt));
-    exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
-    exec(a, "CREATE TABLE u(k PRIMARY KEY, v)");
-    ship(a, &fx.pool);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
+    crdt_test_exec(a, "CREATE TABLE u(k PRIMARY KEY, v)");
+    crdt_test_ship_new(a, &fx.pool);
     assert_int_equal(fx.pool.count, 2);
     assert_true(fx.pool.items[0]->schema_hash == before);
     assert_true(fx.pool.items[1]->schema_hash ==
                 replication__crdt_schema_hash(a->crdt));
     assert_true(fx.pool.items[1]->schema_hash != before);
-    deliver_all(b, &fx.pool);
+    crdt_test_deliver(b, &fx.pool);
     assert_true(replication__crdt_schema_hash(b->crdt) ==
                 replication__crdt_schema_hash(a->crdt));
     (void)fixture_teardown(NULL);
@@ -707,7 +482,7 @@ static void schema_hash_travels(void **state)
  * any real write wins over them; a reopen does not record them again. */
 static void schema_rows_from_before_replication(void **state)
 {
-    struct node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
     struct replication__crdt_config config;
     uint64_t version;
     char sql[128];
@@ -715,51 +490,55 @@ static void schema_rows_from_before_replication(void **state)
 
     (void)state;
     assert_int_equal(engine_open(NULL, &a->db), 0);
-    exec(a, base_schema);
-    exec(a, "CREATE TABLE r(x, y); CREATE TABLE big(n INTEGER PRIMARY KEY, s)");
-    exec(a, "INSERT INTO t VALUES ('k', 'a-k', 'a-b'), ('ka', 1, 2)");
-    exec(a, "INSERT INTO r VALUES ('from a', 1)");
-    exec(a, "BEGIN");
+    crdt_test_exec(a, base_schema);
+    crdt_test_exec(
+        a, "CREATE TABLE r(x, y); CREATE TABLE big(n INTEGER PRIMARY KEY, s)");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('k', 'a-k', 'a-b'), ('ka', 1, 2)");
+    crdt_test_exec(a, "INSERT INTO r VALUES ('from a', 1)");
+    crdt_test_exec(a, "BEGIN");
     for (i = 0; i < 1100; i++) {
         snprintf(sql, sizeof(sql), "INSERT INTO big VALUES (%d, 's%d')", i, i);
-        exec(a, sql);
+        crdt_test_exec(a, sql);
     }
-    exec(a, "COMMIT");
+    crdt_test_exec(a, "COMMIT");
     a->site_byte = 0xaa;
-    a->now_ms = T0;
-    node_attach(a);
-    node_open(b, 0xbb, NULL,
-              "CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');"
-              "CREATE TABLE r(x, y); CREATE TABLE big(n INTEGER PRIMARY KEY,"
-              " s);"
-              "INSERT INTO t VALUES ('k', 'b-k', 'b-b'), ('kb', 3, 4);"
-              "INSERT INTO r VALUES ('from b', 2);");
+    a->now_ms = CRDT_TEST_T0;
+    crdt_test_attach(a);
+    crdt_test_open_path(
+        b, 0xbb, NULL,
+        "CREATE TABLE t(id TEXT PRIMARY KEY, a, b DEFAULT 'dflt');"
+        "CREATE TABLE r(x, y); CREATE TABLE big(n INTEGER PRIMARY KEY,"
+        " s);"
+        "INSERT INTO t VALUES ('k', 'b-k', 'b-b'), ('kb', 3, 4);"
+        "INSERT INTO r VALUES ('from b', 2);");
     assert_int_equal(replication__crdt_local_version(a->crdt, &version), 0);
     assert_int_equal(version, 1);
     assert_int_equal(replication__crdt_local_version(b->crdt, &version), 0);
     assert_int_equal(version, 1);
-    assert_query(a, "SELECT count(*), max(hlc) FROM sinew_crdt_row", "1103|0");
+    crdt_test_assert_query(a, "SELECT count(*), max(hlc) FROM sinew_crdt_row",
+                           "1103|0");
 
     sync_all(2);
     assert_converged(2);
-    assert_query(a,
-                 "SELECT group_concat(id || a || b, ',') FROM (SELECT * FROM t "
-                 "ORDER BY id)",
-                 "kb-kb-b,ka12,kb34");
-    assert_query(a, "SELECT x FROM r", "from b");
-    assert_query(b, "SELECT count(*) FROM big", "1100");
+    crdt_test_assert_query(
+        a,
+        "SELECT group_concat(id || a || b, ',') FROM (SELECT * FROM t "
+        "ORDER BY id)",
+        "kb-kb-b,ka12,kb34");
+    crdt_test_assert_query(a, "SELECT x FROM r", "from b");
+    crdt_test_assert_query(b, "SELECT count(*) FROM big", "1100");
 
-    tick(2, 10);
-    exec(a, "UPDATE t SET a = 'a wins' WHERE id = 'k'");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "UPDATE t SET a = 'a wins' WHERE id = 'k'");
     sync_all(2);
     assert_converged(2);
-    assert_query(b, "SELECT a FROM t WHERE id = 'k'", "a wins");
+    crdt_test_assert_query(b, "SELECT a FROM t WHERE id = 'k'", "a wins");
 
     replication__crdt_close(a->crdt);
     memset(&config, 0, sizeof(config));
     config.db = a->db;
     config.clock = &a->clock;
-    config.random_bytes = node_random;
+    config.random_bytes = crdt_test_random;
     config.random_ctx = a;
     assert_int_equal(replication__crdt_open(&config, &a->crdt), 0);
     assert_int_equal(replication__crdt_local_version(a->crdt, &version), 0);
@@ -772,7 +551,7 @@ static void schema_rows_from_before_replication(void **state)
  * part at a time (a set naming two missing tables). */
 static void schema_kept_sets_survive_reopen(void **state)
 {
-    struct node *b = &fx.nodes[0], *a = &fx.nodes[1];
+    struct crdt_test_node *b = &fx.nodes[0], *a = &fx.nodes[1];
     char schema[256];
 
     (void)state;
@@ -780,34 +559,34 @@ static void schema_kept_sets_survive_reopen(void **state)
              "%s CREATE TABLE u1(k PRIMARY KEY, v);"
              " CREATE TABLE u2(k PRIMARY KEY, v);",
              base_schema);
-    node_open(b, 0xbb, fx.path, base_schema);
-    node_open(a, 0xaa, NULL, schema);
-    exec(a, "BEGIN; INSERT INTO u1 VALUES (1, 'one');"
-            " INSERT INTO u2 VALUES (2, 'two');"
-            " INSERT INTO t VALUES ('k', 1, 1); COMMIT");
-    ship(a, &fx.pool);
-    deliver_all(b, &fx.pool);
+    crdt_test_open_path(b, 0xbb, fx.dir.path, base_schema);
+    crdt_test_open_path(a, 0xaa, NULL, schema);
+    crdt_test_exec(a, "BEGIN; INSERT INTO u1 VALUES (1, 'one');"
+                      " INSERT INTO u2 VALUES (2, 'two');"
+                      " INSERT INTO t VALUES ('k', 1, 1); COMMIT");
+    crdt_test_ship_new(a, &fx.pool);
+    crdt_test_deliver(b, &fx.pool);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 1);
-    assert_query(b, "SELECT count(*), reason FROM sinew_crdt_pending",
-                 "1|schema");
+    crdt_test_assert_query(b, "SELECT count(*), reason FROM sinew_crdt_pending",
+                           "1|schema");
 
-    node_close(b);
-    node_open(b, 0xbb, fx.path, NULL);
+    crdt_test_close(b);
+    crdt_test_open_path(b, 0xbb, fx.dir.path, NULL);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 1);
     assert_int_equal(replication__crdt_held_count(b->crdt), 0);
-    exec(b, "CREATE TABLE u1(k PRIMARY KEY, v)");
+    crdt_test_exec(b, "CREATE TABLE u1(k PRIMARY KEY, v)");
     assert_int_equal(replication__crdt_retry(b->crdt), 0);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 1);
-    assert_query(b, "SELECT v FROM u1", "one");
+    crdt_test_assert_query(b, "SELECT v FROM u1", "one");
 
-    node_close(b);
-    node_open(b, 0xbb, fx.path, NULL);
+    crdt_test_close(b);
+    crdt_test_open_path(b, 0xbb, fx.dir.path, NULL);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 1);
-    exec(b, "CREATE TABLE u2(k PRIMARY KEY, v)");
+    crdt_test_exec(b, "CREATE TABLE u2(k PRIMARY KEY, v)");
     assert_int_equal(replication__crdt_retry(b->crdt), 0);
     assert_int_equal(replication__crdt_kept_count(b->crdt), 0);
-    assert_query(b, "SELECT v FROM u2", "two");
-    assert_query(b, "SELECT count(*) FROM sinew_crdt_pending", "0");
+    crdt_test_assert_query(b, "SELECT v FROM u2", "two");
+    crdt_test_assert_query(b, "SELECT count(*) FROM sinew_crdt_pending", "0");
     sync_all(2);
     assert_converged(2);
     (void)fixture_teardown(NULL);

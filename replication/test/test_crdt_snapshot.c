@@ -16,6 +16,8 @@
  * table, the schema, the registers, the column catalog and the version
  * vector.
  */
+#include <string.h>
+
 #include "crdt_test.h"
 
 #include "crdt_snapshot_int.h"
@@ -45,14 +47,8 @@ static int setup(void **state)
  * cmocka counts the blocks still allocated. */
 static int teardown(void **state)
 {
-    size_t i;
-
     (void)state;
-    for (i = 0; i < NODES; i++) {
-        if (nodes[i].db != NULL) {
-            crdt_test_close(&nodes[i]);
-        }
-    }
+    crdt_test_close_all(nodes, NODES);
     return 0;
 }
 
@@ -360,7 +356,7 @@ static void refused(const uint8_t *bytes, size_t size, int rc, bool check,
         replication__crdt_snapshot_install(b->crdt, bytes, size, NULL), rc);
     assert_int_equal(replication__crdt_snapshot_check(bytes, size),
                      check ? rc : 0);
-    crdt_test_dump(b, &after);
+    crdt_test_dump(b, &crdt_test_dump_all, &after);
     assert_string_equal(after.text, before->text);
 }
 
@@ -409,7 +405,7 @@ static void snapshot_bad_bytes_change_nothing(void **state)
     crdt_test_open(b, SITE_B, schema);
     crdt_test_exec(b, "INSERT INTO t VALUES ('b1', 'mine', 1)");
     snapshot_of(a, &snap);
-    crdt_test_dump(b, &before);
+    crdt_test_dump(b, &crdt_test_dump_all, &before);
     for (i = 0; i < sizeof(cuts) / sizeof(*cuts); i++) {
         refused(snap.data, cuts[i], REPLICATION_EFORMAT, true, &before);
     }
@@ -419,7 +415,7 @@ static void snapshot_bad_bytes_change_nothing(void **state)
     assert_int_equal(common_buf_append_byte(&copy, 0), 0);
     refused(copy.data, copy.size, REPLICATION_EFORMAT, true, &before);
     flips_refused(&snap, &copy);
-    crdt_test_dump(b, &after);
+    crdt_test_dump(b, &crdt_test_dump_all, &after);
     assert_string_equal(after.text, before.text);
 
     /* Well sealed, wrong inside: caught by the check ... */
@@ -477,9 +473,9 @@ static void snapshot_install_twice_harmless(void **state)
     snapshot_of(a, &snap);
     install(b, &snap, &stats);
     assert_int_equal(stats.merged, 3);
-    crdt_test_dump(b, &first);
+    crdt_test_dump(b, &crdt_test_dump_all, &first);
     install(b, &snap, &stats);
-    crdt_test_dump(b, &second);
+    crdt_test_dump(b, &crdt_test_dump_all, &second);
     assert_string_equal(first.text, second.text);
     crdt_test_assert_query(b, "SELECT a FROM t WHERE id = 'b1'", "b1 again");
 
@@ -614,11 +610,11 @@ static void snapshot_from_clock_far_ahead_deferred(void **state)
     a->now_ms += 10 * 60 * 1000;
     crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     snapshot_of(a, &snap);
-    crdt_test_dump(b, &before);
+    crdt_test_dump(b, &crdt_test_dump_all, &before);
     assert_int_equal(
         replication__crdt_snapshot_install(b->crdt, snap.data, snap.size, NULL),
         REPLICATION_EDEFERRED);
-    crdt_test_dump(b, &after);
+    crdt_test_dump(b, &crdt_test_dump_all, &after);
     assert_string_equal(before.text, after.text);
     b->now_ms = a->now_ms;
     install(b, &snap, NULL);
@@ -670,13 +666,13 @@ static void snapshot_large_is_compressed(void **state)
     snapshot_of(a, &snap);
     assert_true(snap.data[REPLICATION__SNAPSHOT_AT_FLAGS] &
                 REPLICATION__SNAPSHOT_FLAG_LZ4);
-    crdt_test_dump(b, &before);
+    crdt_test_dump(b, &crdt_test_dump_all, &before);
     at = REPLICATION__SNAPSHOT_HEADER_SIZE + 10;
     snap.data[at] ^= 1;
     assert_int_equal(
         replication__crdt_snapshot_install(b->crdt, snap.data, snap.size, NULL),
         REPLICATION_EFORMAT);
-    crdt_test_dump(b, &after);
+    crdt_test_dump(b, &crdt_test_dump_all, &after);
     assert_string_equal(before.text, after.text);
     snap.data[at] ^= 1;
     install(b, &snap, NULL);
