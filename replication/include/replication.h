@@ -41,9 +41,17 @@
  * a node's own fresh commits at once (broadcast), other origins' change
  * sets when the peer's summary shows it lacks them (relay), so no node
  * needs contact with every other. Loss, duplicates and reordering are
- * harmless: a receiver applies each origin's versions once, in order
+  * harmless: a receiver applies each origin's versions once, in order
  * (holding early ones), and a sender that sees no progress in a peer's
  * summaries sends again from the peer's head.
+ *
+ * History (docs/replication.md, "History"): a change set leaves the log
+ * once every member has acknowledged it (or past retention_ms); a peer
+ * that needs pruned history gets a snapshot of this node's state instead,
+ * in SNAPSHOT slices, and installs it; tombstones are collected once
+ * causally stable, from the clock evidence summaries carry. A member
+ * silent past evict_after_ms is refused when it returns, until rebuilt
+ * from an empty database.
  */
 #ifndef SINEW_REPLICATION_H
 #define SINEW_REPLICATION_H
