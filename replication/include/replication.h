@@ -41,7 +41,7 @@
  * a node's own fresh commits at once (broadcast), other origins' change
  * sets when the peer's summary shows it lacks them (relay), so no node
  * needs contact with every other. Loss, duplicates and reordering are
-  * harmless: a receiver applies each origin's versions once, in order
+ * harmless: a receiver applies each origin's versions once, in order
  * (holding early ones), and a sender that sees no progress in a peer's
  * summaries sends again from the peer's head.
  *
