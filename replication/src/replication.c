@@ -191,6 +191,7 @@ void replication_connected(struct replication *r,
     peer->summary = false;
     peer->blocked = false;
     peer->eviction_checked = false;
+    peer->evicted = false;
     replication__send_summary(r, peer);
 }
 

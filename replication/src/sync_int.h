@@ -43,6 +43,7 @@ struct replication__peer {
     bool blocked;          /* send queue full: wait for writable */
     bool needs_snapshot;   /* lacks versions pruned from our log */
     bool eviction_checked; /* at its first summary since it connected */
+    bool evicted;          /* found evicted then: refused till reconnect */
     /* A snapshot going out to it (sync_snapshot.c), and one coming in. */
     uint8_t *snap_out;
     size_t snap_out_size;

@@ -58,7 +58,7 @@ void replication__on_hello(struct replication *r,
         return;
     }
     peer->hello = true;
-    peer->refused = false;
+    peer->refused = peer->evicted; /* a later HELLO does not undo that */
 }
 
 /* Moves origin's cursor by the peer's head (sync_int.h). */
@@ -135,6 +135,7 @@ static int check_evicted(struct replication *r, struct replication__peer *peer)
     peer->eviction_checked = true;
     rc = replication__history_evicted(r, peer->site, cutoff, &evicted);
     if (rc == 0 && evicted) {
+        peer->evicted = true;
         peer->refused = true;
         site_text(peer->site, site);
         LOGF(&r->config.log, COMMON_LOG_ERROR,
