@@ -11,16 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
-void crdt_test_dir_make(struct crdt_test_dir *dir, const char *template)
+void crdt_test_dir_make(struct crdt_test_dir *dir, const char *prefix)
 {
-    snprintf(dir->dir, sizeof(dir->dir), "%s", template);
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(dir->dir, sizeof(dir->dir), "%s/%s_XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp", prefix);
     assert_non_null(mkdtemp(dir->dir));
     snprintf(dir->path, sizeof(dir->path), "%s/n.sinew", dir->dir);
 }
 
 void crdt_test_dir_remove(struct crdt_test_dir *dir)
 {
-    char wal[80];
+    char wal[sizeof(dir->path) + 8];
 
     snprintf(wal, sizeof(wal), "%s-wal", dir->path);
     unlink(wal);

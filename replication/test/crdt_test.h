@@ -72,12 +72,12 @@ extern const struct crdt_test_dump_spec crdt_test_dump_all;
 
 /* A temporary directory and the path of a database file in it. */
 struct crdt_test_dir {
-    char dir[32];
-    char path[64];
+    char dir[512];
+    char path[600];
 };
 
-/* Makes a directory from template ("/tmp/name_XXXXXX"). */
-void crdt_test_dir_make(struct crdt_test_dir *dir, const char *template);
+/* Makes a fresh directory named prefix_XXXXXX in $TMPDIR (else /tmp). */
+void crdt_test_dir_make(struct crdt_test_dir *dir, const char *prefix);
 
 /* Removes the database file (and its WAL) and the directory. */
 void crdt_test_dir_remove(struct crdt_test_dir *dir);

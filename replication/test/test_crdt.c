@@ -411,7 +411,7 @@ static void crdt_reopen_keeps_site_version_and_clock(void **state)
     uint64_t version, first;
 
     (void)state;
-    crdt_test_dir_make(&dir, "/tmp/sinew_crdt_XXXXXX");
+    crdt_test_dir_make(&dir, "sinew_crdt");
     crdt_test_open_path(a, 0xaa, dir.path, schema);
     crdt_test_exec(a, "INSERT INTO t VALUES ('k', 1, 1)");
     first = engine_last_stamp(a->db);

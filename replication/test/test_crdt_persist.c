@@ -63,7 +63,7 @@ static int fixture_setup(void **state)
 {
     (void)state;
     memset(&fx, 0, sizeof(fx));
-    crdt_test_dir_make(&fx.dir, "/tmp/sinew_crdt_XXXXXX");
+    crdt_test_dir_make(&fx.dir, "sinew_crdt");
     return 0;
 }
 

@@ -157,7 +157,7 @@ static int fixture_setup(void **state)
 {
     (void)state;
     memset(&fx, 0, sizeof(fx));
-    crdt_test_dir_make(&fx.dir, "/tmp/sinew_schema_XXXXXX");
+    crdt_test_dir_make(&fx.dir, "sinew_schema");
     return 0;
 }
 
