@@ -17,7 +17,9 @@
 #                   BENCH_ARGS passes options to bench_storage,
 #                   TRANSPORT_BENCH_ARGS to bench_transport,
 #                   REPL_BENCH_ARGS to bench_replication,
-#                   CATCHUP_BENCH_ARGS to bench_catchup
+#                   CATCHUP_BENCH_ARGS to bench_catchup,
+#                   QUORUM_BENCH_ARGS to bench_quorum
+#   make bench-quorum  quorum mode's commit latency and throughput alone
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -38,7 +40,7 @@ CATCHUP_BENCH_ARGS ?=
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build setup test sanitize tsan fuzz bench format clean
+.PHONY: all build setup test sanitize tsan fuzz bench bench-quorum format clean
 
 all: build
 
@@ -73,11 +75,12 @@ fuzz:
 	CC=clang cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
 	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
-		fuzz_storage_seeds fuzz_frame fuzz_changeset fuzz_sync -j $(JOBS)
+		fuzz_storage_seeds fuzz_frame fuzz_changeset fuzz_sync fuzz_wire \
+		-j $(JOBS)
 	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
 	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
 	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame \
-		fuzz_changeset fuzz_sync; do \
+		fuzz_changeset fuzz_sync fuzz_wire; do \
 		seeds=engine/test/fuzz_seeds; \
 		if [ $$target = fuzz_frame ]; then \
 			seeds=transport/test/fuzz_seeds; \
@@ -87,6 +90,9 @@ fuzz:
 		fi; \
 		if [ $$target = fuzz_sync ]; then \
 			seeds=replication/test/fuzz_seeds_sync; \
+		fi; \
+		if [ $$target = fuzz_wire ]; then \
+			seeds=consensus/test/fuzz_seeds; \
 		fi; \
 		if [ $$target = fuzz_storage ]; then \
 			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \
@@ -102,11 +108,20 @@ bench:
 	scripts/setup.sh
 	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
 		cmake --build $(BENCH_DIR) --target bench_storage bench_transport \
-		bench_replication bench_catchup -j $(JOBS)
+		bench_replication bench_catchup bench_quorum -j $(JOBS)
 	$(BENCH_DIR)/bin/bench_storage $(BENCH_ARGS)
 	$(BENCH_DIR)/bin/bench_transport $(TRANSPORT_BENCH_ARGS)
 		$(BENCH_DIR)/bin/bench_replication $(REPL_BENCH_ARGS)
 	$(BENCH_DIR)/bin/bench_catchup $(CATCHUP_BENCH_ARGS)
+	$(BENCH_DIR)/bin/bench_quorum $(BENCH_DIR)/bin/quorum_member \
+		$(QUORUM_BENCH_ARGS)
+
+bench-quorum:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
+	cmake --build $(BENCH_DIR) --target bench_quorum -j $(JOBS)
+	$(BENCH_DIR)/bin/bench_quorum $(BENCH_DIR)/bin/quorum_member \
+		$(QUORUM_BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix

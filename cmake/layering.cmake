@@ -27,3 +27,8 @@ sinew_forbid_include(transport engine.h)
 sinew_forbid_include(transport hlc.h)
 sinew_forbid_include(engine replication.h)
 sinew_forbid_include(transport replication.h)
+# consensus carries bytes: it knows neither the engine nor replication, and
+# replication does not know consensus (node joins them).
+sinew_forbid_include(consensus engine.h)
+sinew_forbid_include(consensus replication.h)
+sinew_forbid_include(replication consensus.h)

@@ -75,7 +75,12 @@
     X(REPLICATION_EFENCED, -10305,                                             \
       "change set of a deposed writer, beyond the new writer's fence")         \
     X(REPLICATION_ECONFIG, -10306, "invalid replication configuration")        \
-    X(REPLICATION_EBEHIND, -10307, "snapshot lacks history this node holds")
+    X(REPLICATION_EBEHIND, -10307, "snapshot lacks history this node holds")   \
+    X(REPLICATION_ECONFLICT, -10308,                                           \
+      "transaction conflicts with one not yet applied")                        \
+    X(REPLICATION_EDUPLICATE, -10309, "transaction id already applied")        \
+    X(REPLICATION_ENOTFOUND, -10310, "unknown transaction id")                 \
+    X(REPLICATION_ECORRUPT, -10311, "malformed or damaged snapshot")
 
 enum replication_error { REPLICATION_ERROR_MAP(COMMON_ERROR_ENUM) };
 
@@ -235,5 +240,191 @@ struct replication_stats {
  * replication_stats_release()). 0 or COMMON_ENOMEM, engine codes. */
 int replication_stats_get(struct replication *r, struct replication_stats *out);
 void replication_stats_release(struct replication_stats *stats);
+
+/* ==== quorum mode: the engine side of the Raft state machine ====
+ *
+ * In quorum mode (DESIGN.md, "Consensus"; Raft §5.2, §5.5, §5.6) a
+ * transaction commits once a Raft quorum holds it. The consensus module
+ * carries opaque bytes; struct replication_quorum is what runs on each
+ * node around one engine database, and node wires the two:
+ *
+ *  1. On the leader, replication_quorum_execute() runs the client's
+ *     transaction, captures its changes as a change set and rolls it back:
+ *     nothing is visible yet. node proposes the bytes to Raft.
+ *  2. Once Raft has committed the entry, every node (the leader too) calls
+ *     replication_quorum_apply() with it, in log order. The entry's sets
+ *     are written in one engine transaction together with the applied
+ *     index and term, so each entry takes effect exactly once, also across
+ *     crashes and restarts: an index at or below the stored applied index
+ *     is skipped.
+ *  3. The client's commit returns once its set has been applied (its
+ *     result is the set's entry in results[]).
+ *
+ * Isolation is snapshot isolation, not serializability. A transaction
+ * executes on the applied state (its base index) and does not see the
+ * change sets still in flight (executed, not yet applied nor abandoned).
+ * Conflicts are detected, never merged: an execute that writes a row
+ * (table and key) an in-flight set also writes fails with
+ * REPLICATION_ECONFLICT (first committer wins; the client retries). Only
+ * writes conflict, so write skew is possible (two transactions that each
+ * read what the other writes both commit). A schema change conflicts with
+ * everything in flight, and everything conflicts with an in-flight schema
+ * change. Inserts into a rowid table that leave the rowid to the engine
+ * pick the same next rowid while another insert is in flight, and so
+ * conflict: give such rows explicit keys for concurrent inserts.
+ *
+ * In-flight tracking lives in the leader's memory. A new leader must have
+ * applied every entry of earlier terms before it executes (libraft's
+ * leader commits a barrier at the start of its term: wait for it), so
+ * that its base covers every set a previous leader got committed. Apply
+ * enforces it: a set whose base precedes an applied entry of an earlier
+ * term than its own entry's is refused (results[i] REPLICATION_ECONFLICT),
+ * the same way on every node, so no update is ever lost to a failover.
+ *
+ * Durability: Raft's log is durable before an entry is applied, so the
+ * state machine's commits may run with PRAGMA synchronous=OFF (the
+ * caller's choice; this module never sets it): after a crash the engine
+ * comes back at some earlier applied index and consensus re-applies the
+ * lost tail from its log, or installs a snapshot (restore keeps or
+ * replaces state by index). Other handles on the same database file must
+ * only read: the commit hook guarding writes is per handle.
+ *
+ * What is stored: the hidden system tables sinew_quorum_state (applied
+ * index and term) and sinew_quorum_txn (the last
+ * REPLICATION_QUORUM_TXN_KEEP transaction ids: the entry index that
+ * carried each and its result), both committed with the data. A change set
+ * is the change-set codec's one chunk (changeset_wire.h; docs/formats.md,
+ * "Change sets") with the transaction id as its origin and the base index
+ * as its version.
+ *
+ * All calls on one struct replication_quorum and every use of its database
+ * handle belong to one thread. */
+
+/* Transaction ids are 16 bytes, chosen by the client (random, or its
+ * session id and counter): the same id proposed twice applies once. */
+#define REPLICATION_QUORUM_TXN_ID_BYTES 16
+
+/* Transaction outcomes kept for replication_quorum_txn_status() and for
+ * refusing duplicates: the most recently applied ones. */
+#define REPLICATION_QUORUM_TXN_KEEP 100000u
+
+/* The most change sets in flight at once, and rows written by them:
+ * execute past either fails with COMMON_ETOOBIG (propose and apply
+ * first). */
+#define REPLICATION_QUORUM_IN_FLIGHT_MAX 65536u
+#define REPLICATION_QUORUM_IN_FLIGHT_ROWS_MAX ((size_t)1 << 24)
+
+struct replication_quorum;
+
+/* Opens quorum mode on db (borrowed until close; no transaction open):
+ * creates the system tables if missing, reads the applied index and term,
+ * and hooks db's commits (replacing any other commit hook): from then on a
+ * commit of user data or schema on db outside replication_quorum_execute()
+ * is refused with REPLICATION_ENOTWRITER ("writes go through consensus"),
+ * rolled back. log is copied (ctx borrowed until close; may be NULL). 0,
+ * REPLICATION_ECORRUPT (the state table holds nonsense), engine codes,
+ * COMMON_ENOMEM. *out is the caller's, freed by replication_quorum_close(). */
+int replication_quorum_open(struct engine_db *db, const struct common_log *log,
+                            struct replication_quorum **out);
+
+/* Unhooks the database and frees q (NULL is ignored); in-flight sets are
+ * forgotten. The database stays the caller's. */
+void replication_quorum_close(struct replication_quorum *q);
+
+/* The index and term of the last applied entry (0 and 0 for none). */
+uint64_t replication_quorum_applied_index(const struct replication_quorum *q);
+uint64_t replication_quorum_applied_term(const struct replication_quorum *q);
+
+/* Leader side. Runs fn(ctx, db) as one transaction (BEGIN; fn; COMMIT),
+ * captures what it wrote and rolls it back, so nothing becomes visible.
+ * fn reads and writes db with SQL and must not end the transaction, nor
+ * write a sinew_ system table: the engine never shows those writes to the
+ * commit hook, so a transaction writing nothing else would commit here
+ * alone (node must refuse client SQL that names sinew_ tables).
+ * On success appends to change_set (borrowed; unchanged on failure) the
+ * encoded set carrying txn_id (16 bytes, copied) and the applied index as
+ * its base, and the set's rows are in flight until it is applied, or
+ * abandoned; returns 0 with nothing appended when fn changed nothing (a
+ * read-only transaction: nothing to propose). Errors: fn's own;
+ * REPLICATION_ECONFLICT (see above); REPLICATION_EDUPLICATE when a set of
+ * txn_id is in flight already; REPLICATION_ESCHEMA when the transaction
+ * wrote a table it then dropped; COMMON_ETOOBIG (a set past the codec's
+ * limit, or the in-flight limits); ENGINE_EMISUSE inside a transaction or
+ * when fn ended it; engine codes; COMMON_ENOMEM. */
+int replication_quorum_execute(struct replication_quorum *q, engine_apply_cb fn,
+                               void *ctx, const uint8_t *txn_id,
+                               struct common_buf *change_set);
+
+/* Releases the in-flight rows of txn_id (16 bytes, borrowed for the call):
+ * its proposal failed or will not be applied here. Unknown ids are
+ * ignored. */
+void replication_quorum_abandon(struct replication_quorum *q,
+                                const uint8_t *txn_id);
+
+/* Releases every in-flight set: leadership was lost (a later leader's log
+ * decides which of them commit; apply still applies those). */
+void replication_quorum_abandon_all(struct replication_quorum *q);
+
+/* Every node: applies the committed log entry index (> 0) of term, which
+ * holds count change sets (sets[i], sizes[i] bytes; borrowed for the call;
+ * a set of 0 bytes is an empty one, result 0), in one engine transaction
+ * with the new applied index and term and the sets' transaction ids.
+ * Each set applies whole or not at all; results[i] (count ints, the
+ * caller's) gets its outcome:
+ *   0                        applied;
+ *   REPLICATION_EDUPLICATE   its transaction id was applied before (within
+ *                            the last REPLICATION_QUORUM_TXN_KEEP): not
+ *                            applied again;
+ *   REPLICATION_ECONFLICT    executed on a base older than an applied
+ *                            entry of an earlier term (see above);
+ *   a deterministic failure  ENGINE_ECONSTRAINT (a UNIQUE index, NOT
+ *                            NULL...), ENGINE_ESQL (a table or column that
+ *                            does not exist), ENGINE_ENOTFOUND (a row to
+ *                            update that is gone), REPLICATION_EFORMAT,
+ *                            _EVERSION, _ESCHEMA (malformed bytes), ...:
+ *                            every node holds the same state and so
+ *                            reaches the same result; the other sets go on.
+ * Returns 0 when the entry was applied, also when some sets failed as
+ * above. An index at or below the applied index was applied before: 0,
+ * nothing written, every results[i] REPLICATION_EDUPLICATE (ask
+ * replication_quorum_txn_status() for the outcome). A failure that is not
+ * deterministic (engine I/O errors, COMMON_ENOMEM) fails the whole call
+ * with nothing applied: the node must stop applying (and the caller stop
+ * the node) rather than skip the entry. The in-flight rows of the sets'
+ * transactions are released. */
+int replication_quorum_apply(struct replication_quorum *q, uint64_t index,
+                             uint64_t term, const uint8_t *const *sets,
+                             const size_t *sizes, size_t count, int *results);
+
+/* The outcome of an applied transaction (txn_id: 16 bytes, borrowed): 0
+ * with *index (the entry that carried it) and *result (its results[i] in
+ * apply) set; REPLICATION_ENOTFOUND when this node has not applied it or
+ * it is older than the last REPLICATION_QUORUM_TXN_KEEP. On a leader that
+ * has applied its term's barrier, not found means never will be unless it
+ * is proposed again (Raft §8, client interaction); engine codes. */
+int replication_quorum_txn_status(struct replication_quorum *q,
+                                  const uint8_t *txn_id, uint64_t *index,
+                                  int *result);
+
+/* Appends to out (borrowed; unchanged on failure) the whole database state
+ * as bytes: the header (magic "SNQS", format version, applied index and
+ * term), the schema (tables and indexes, in creation order), every user
+ * table's rows with their rowids and exact types, the quorum metadata
+ * (transaction table), and an XXH3-64 checksum of it all (the layout is
+ * in replication/src/quorum.h). 0, COMMON_ETOOBIG (out's size_max), engine
+ * codes, COMMON_ENOMEM. */
+int replication_quorum_snapshot(struct replication_quorum *q,
+                                struct common_buf *out);
+
+/* Installs a snapshot (size bytes at bytes, borrowed for the call). The
+ * bytes are verified first: REPLICATION_ECORRUPT (damaged, truncated, or
+ * not a snapshot) or REPLICATION_EVERSION, nothing changed. If this
+ * database is at or beyond the snapshot's index it is kept (0, nothing
+ * changed); else the whole database is replaced in one transaction (every
+ * user table dropped, the snapshot's schema, rows and metadata written),
+ * and every in-flight set is abandoned. A failure leaves the database as
+ * it was. Engine codes, COMMON_ENOMEM. */
+int replication_quorum_restore(struct replication_quorum *q,
+                               const uint8_t *bytes, size_t size);
 
 #endif /* SINEW_REPLICATION_H */

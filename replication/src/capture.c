@@ -56,8 +56,8 @@ static int add_row_change(struct replication__crdt_builder *b,
     return rc;
 }
 
-static int collect(struct engine_commit *commit,
-                   struct replication__crdt_builder *b)
+int replication__crdt_collect(struct engine_commit *commit,
+                              struct replication__crdt_builder *b)
 {
     struct replication__record rec;
     struct engine_change change;
@@ -216,7 +216,7 @@ int replication__crdt_capture_hook(void *ctx, struct engine_db *db,
         replication__crdt_builder_close(&b);
         return engine_commit_veto(commit, rc, "%s", error_message(db, rc));
     }
-    rc = collect(commit, &b);
+    rc = replication__crdt_collect(commit, &b);
     b.cs.schema_hash = crdt->schema_hash;
     if (rc == 0 && has_schema(&b)) {
         rc = replication__crdt_schema_check(db, message, sizeof(message));

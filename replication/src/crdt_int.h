@@ -139,6 +139,14 @@ int replication__crdt_builder_columns(struct replication__crdt_builder *b,
 int replication__crdt_builder_add(struct replication__crdt_builder *b,
                                   const struct replication__record *rec);
 
+/* Appends every change of the committing transaction to b as records
+ * (capture.c; changeset.h: INSERT gives ALIVE and a SET of every column,
+ * UPDATE a SET of each changed column, DELETE gives DEAD, DDL gives
+ * SCHEMA). The SETs' columns are the engine's positions and b's tables
+ * have no column names yet. Shared by crdt and quorum capture. */
+int replication__crdt_collect(struct engine_commit *commit,
+                              struct replication__crdt_builder *b);
+
 /* Copies a value's bytes into the arena. */
 int replication__crdt_value_copy(struct replication__arena *arena,
                                  const struct engine_change_value *in,
