@@ -165,9 +165,16 @@ struct consensus_config {
     uint32_t snapshot_trailing;
     /* Group proposal: the most bytes packed into one log entry (a command
      * bigger than this is refused, CONSENSUS_ETOOBIG), and the most
-     * entries being replicated at once. 0: 4 MiB and 8. */
+     * entries being replicated at once. 0: 1 MiB and 8. */
     size_t max_entry_bytes;
     uint32_t max_inflight_entries;
+    /* The transport's max_message_bytes (0: its default, 16 MiB): one
+     * AppendEntries carries as many entries as fit, and must fit one
+     * entry (CONSENSUS_ECONFIG otherwise). A snapshot travels in ONE
+     * message (libraft's InstallSnapshot), so this also caps the state a
+     * lagging or new member can be given: set the transport's limit (up to
+     * 1 GiB) above the database's size. */
+    size_t max_message_bytes;
     const struct common_log *log; /* NULL: silent */
 };
 
@@ -191,9 +198,11 @@ int consensus_bootstrap(struct consensus *c,
  * connects to the members and starts the timers. */
 int consensus_start(struct consensus *c);
 
-/* Stops and frees c: pending proposals and barriers complete with
- * CONSENSUS_ESHUTDOWN, connections to members are forgotten. What was
- * synced stays in data_dir for the next open. */
+/* Stops and frees c: queued proposals and waiting reads complete with
+ * CONSENSUS_ESHUTDOWN, proposals already in the log with
+ * CONSENSUS_EUNKNOWN (another leader may still commit them), connections
+ * to members are forgotten. What was synced stays in data_dir for the
+ * next open. Never from inside one of c's callbacks. */
 void consensus_close(struct consensus *c);
 
 /* ---- driving it ---- */
@@ -216,7 +225,11 @@ void consensus_received(struct consensus *c,
 /* Runs what is due: timers, completed disk writes (synced first), packing
  * and proposing queued commands, the state machine's applies, callbacks.
  * *next_ms: when to call again at the latest (the clock's time). 0, or
- * CONSENSUS_EUNAVAILABLE once the member stopped after an error. */
+ * CONSENSUS_EUNAVAILABLE once the member stopped after an error it cannot
+ * go on from (a disk write or fsync of the log failed, the state machine
+ * failed to apply): it then sends nothing and completes nothing more;
+ * close it (what is pending completes then) and open it again, which
+ * replays the log from what was synced. */
 int consensus_tick(struct consensus *c, uint64_t *next_ms);
 
 /* ---- writes and reads ---- */

@@ -16,7 +16,10 @@
 #define HEARTBEAT_MS_DEFAULT 100
 #define SNAPSHOT_THRESHOLD_DEFAULT 1024
 #define SNAPSHOT_TRAILING_DEFAULT 2048
-#define MAX_ENTRY_BYTES_DEFAULT (4u << 20)
+#define MAX_ENTRY_BYTES_DEFAULT (1u << 20)
+/* Room in a message for the envelope and an AppendEntries' headers. */
+#define MESSAGE_OVERHEAD_BYTES (64u << 10)
+#define RAFT_INFLIGHT_ENTRIES_MAX 32
 #define MAX_INFLIGHT_ENTRIES_DEFAULT 8
 
 char *consensus__strdup(const char *text)
@@ -28,6 +31,16 @@ char *consensus__strdup(const char *text)
         memcpy(copy, text, size);
     }
     return copy;
+}
+
+void consensus__stop(struct consensus *c, const char *what, int rc)
+{
+    if (!c->unavailable) {
+        LOGF(c->config.log, COMMON_LOG_ERROR,
+             "member stopped failed=\"%s\" error=\"%s\"", what,
+             consensus_strerror(rc));
+    }
+    c->unavailable = true;
 }
 
 static int config_check(const struct consensus_config *config,
@@ -63,6 +76,17 @@ static void config_defaults(struct consensus_config *config)
     if (config->max_inflight_entries == 0) {
         config->max_inflight_entries = MAX_INFLIGHT_ENTRIES_DEFAULT;
     }
+    if (config->max_message_bytes == 0) {
+        config->max_message_bytes = TRANSPORT_MESSAGE_MAX_BYTES_DEFAULT;
+    }
+}
+
+static size_t raft_inflight_entries(const struct consensus *c)
+{
+    size_t fit = (c->config.max_message_bytes - MESSAGE_OVERHEAD_BYTES) /
+                 c->config.max_entry_bytes;
+
+    return fit < RAFT_INFLIGHT_ENTRIES_MAX ? fit : RAFT_INFLIGHT_ENTRIES_MAX;
 }
 
 static void raft_settings(struct consensus *c)
@@ -75,6 +99,10 @@ static void raft_settings(struct consensus *c)
     raft_set_capacity_threshold(r, 0);
     raft_set_snapshot_threshold(r, c->config.snapshot_threshold);
     raft_set_snapshot_trailing(r, c->config.snapshot_trailing);
+    /* libraft sends up to this many entries in one AppendEntries: as many
+     * full entries as one transport message holds, or a lagging follower
+     * would be sent a message the transport refuses, forever. */
+    raft_set_max_inflight_entries(r, (unsigned)raft_inflight_entries(c));
     raft_seed(r, (unsigned)c->config.random.next(c->config.random.ctx));
 }
 
@@ -101,6 +129,11 @@ int consensus_open(const struct consensus_config *config,
     }
     c->config = *config;
     config_defaults(&c->config);
+    if (c->config.max_message_bytes <
+        c->config.max_entry_bytes + MESSAGE_OVERHEAD_BYTES) {
+        common_free(c);
+        return CONSENSUS_ECONFIG;
+    }
     c->machine = *machine;
     c->queued_tail = &c->queued;
     c->config.address = consensus__strdup(config->address);
@@ -214,6 +247,7 @@ void consensus_close(struct consensus *c)
         c->io_close_cb(&c->io);
     }
     ASSERT(c->closed);
+    consensus__io_drop_completions(c);
     consensus__change_fail(c, CONSENSUS_ESHUTDOWN);
     consensus__io_close(c);
     consensus__store_close(c->store);

@@ -58,6 +58,7 @@ struct consensus__proposal {
     size_t size;
     consensus_done_cb done;
     void *ctx;
+    uint64_t term; /* the leader's term when it was accepted */
     struct consensus__proposal *next;
 };
 
@@ -127,8 +128,9 @@ struct consensus {
     struct common_buf send_buf;
     uint64_t messages_dropped;
 
-    /* fsm.c: the entry being applied, for the batch lookup. */
+    /* fsm.c */
     struct common_buf snapshot_buf;
+    uint64_t snapshot_failed_ms; /* the last failed snapshot; 0: none */
 
     /* propose.c */
     struct consensus__proposal *queued; /* FIFO */
@@ -150,6 +152,8 @@ struct consensus {
 void consensus__io_init(struct consensus *c);
 void consensus__io_close(struct consensus *c);
 int consensus__io_run_completions(struct consensus *c);
+/* Frees completions never run (after close). */
+void consensus__io_drop_completions(struct consensus *c);
 void consensus__io_fire_requests(struct consensus *c);
 void consensus__io_received(struct consensus *c,
                             const struct transport_node_id *peer,
@@ -180,6 +184,10 @@ struct consensus__batch *consensus__batch_at(struct consensus *c,
 
 /* membership.c */
 void consensus__change_fail(struct consensus *c, int status);
+
+/* Stops the member after an error it cannot go on from (consensus.c):
+ * logged, and consensus_tick() answers CONSENSUS_EUNAVAILABLE. */
+void consensus__stop(struct consensus *c, const char *what, int rc);
 
 /* Maps a libraft code to ours. */
 int consensus__from_raft(int rv);

@@ -37,6 +37,7 @@
 #define ENTRY_FORMAT 1
 #define SNAPSHOT_MAGIC 0x3154464152574e53ull /* "SNWRAFT1" little-endian */
 #define SNAPSHOT_HEADER_BYTES 16
+#define SNAPSHOT_RETRY_MS 1000
 
 static void put_u64le(uint8_t *out, uint64_t v)
 {
@@ -117,14 +118,6 @@ static int entry_unpack(const struct raft_buffer *buf, uint64_t *term,
     return 0;
 }
 
-static void stop(struct consensus *c, const char *what, int rc)
-{
-    c->unavailable = true;
-    LOGF(c->config.log, COMMON_LOG_ERROR,
-         "member stopped failed=\"%s\" error=\"%s\"", what,
-         consensus_strerror(rc));
-}
-
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf,
                      void **result)
 {
@@ -148,19 +141,19 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf,
          * alike: the proposers hear EPROTO. */
         count = 0;
     } else if (rc != 0) {
-        stop(c, "reading a log entry", rc);
+        consensus__stop(c, "reading a log entry", rc);
         return 0;
     }
     results = common_calloc(count + 1, sizeof *results);
     if (results == NULL) {
-        stop(c, "applying a log entry", COMMON_ENOMEM);
+        consensus__stop(c, "applying a log entry", COMMON_ENOMEM);
         goto done;
     }
     if (rc == 0) {
         rc = c->machine.apply(c->machine.ctx, index, term, commands, sizes,
                               count, results);
         if (rc != 0) {
-            stop(c, "the state machine's apply", rc);
+            consensus__stop(c, "the state machine's apply", rc);
             goto done;
         }
     }
@@ -189,6 +182,12 @@ static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[],
     if (c->unavailable) {
         return RAFT_BUSY; /* libraft skips this round */
     }
+    if (c->snapshot_failed_ms != 0 &&
+        consensus__io_now(c) < c->snapshot_failed_ms + SNAPSHOT_RETRY_MS) {
+        /* libraft asks again after every event: do not serialise the
+         * whole state that often after a failure. */
+        return RAFT_BUSY;
+    }
     common_buf_init(&c->snapshot_buf, SIZE_MAX);
     put_u64le(header, SNAPSHOT_MAGIC);
     put_u64le(header + 8, raft_last_applied(&c->raft));
@@ -202,8 +201,10 @@ static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[],
         common_buf_close(&c->snapshot_buf);
         LOGF(c->config.log, COMMON_LOG_WARN, "snapshot skipped error=\"%s\"",
              consensus_strerror(rc));
+        c->snapshot_failed_ms = consensus__io_now(c);
         return RAFT_BUSY;
     }
+    c->snapshot_failed_ms = 0;
     buf->base = common_buf_detach(&c->snapshot_buf, &size);
     buf->len = size;
     *bufs = buf;
@@ -249,13 +250,14 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
                                 buf->len - SNAPSHOT_HEADER_BYTES);
     }
     raft_free(buf->base);
+    buf->base = NULL; /* at start, raft_start() frees the snapshot again */
     if (rc == 0) {
         return 0;
     }
     if (!c->started) {
         return RAFT_CORRUPT; /* consensus_start() fails with it */
     }
-    stop(c, "restoring a snapshot", rc);
+    consensus__stop(c, "restoring a snapshot", rc);
     return 0;
 }
 

@@ -246,19 +246,21 @@ void consensus__io_fire_requests(struct consensus *c)
 
 /* ---- completions ---- */
 
-static int completion_queue(struct consensus *c,
-                            const struct consensus__completion *completion)
+/* Queues a completion. Out of memory, the member stops (its requests
+ * are then never completed, a small leak at close rather than a lie). */
+static void completion_queue(struct consensus *c,
+                             const struct consensus__completion *completion)
 {
     struct consensus__completion *copy = common_malloc(sizeof *copy);
 
     if (copy == NULL) {
-        return RAFT_NOMEM;
+        consensus__stop(c, "queueing an I/O completion", COMMON_ENOMEM);
+        return;
     }
     *copy = *completion;
     copy->next = NULL;
     *c->completions_tail = copy;
     c->completions_tail = &copy->next;
-    return 0;
 }
 
 static void completion_fire(struct consensus__completion *done)
@@ -281,26 +283,40 @@ static void completion_fire(struct consensus__completion *done)
 }
 
 /* Syncs the appended entries, then runs every queued callback, and again
- * for those the callbacks queued, a bounded number of rounds. */
+ * for those the callbacks queued, a bounded number of rounds. A member
+ * that stopped runs none until it closes; then the disk writes complete
+ * as canceled, which is the only failure libraft's legacy layer handles
+ * (it drops any other status silently: its asserts are compiled out). */
 int consensus__io_run_completions(struct consensus *c)
 {
     for (int round = 0; round < 64 && c->completions != NULL; round++) {
         struct consensus__completion *list = c->completions;
-        int sync_status = 0;
 
+        if (c->unavailable && !c->closing) {
+            return 0;
+        }
         c->completions = NULL;
         c->completions_tail = &c->completions;
-        if (c->sync_needed) {
+        if (c->sync_needed && !c->closing) {
+            int rc = consensus__store_sync(c->store);
             c->sync_needed = false;
-            if (consensus__store_sync(c->store) != 0) {
-                sync_status = RAFT_IOERR;
+            if (rc != 0) {
+                /* Nothing appended since the last sync may count: put the
+                 * list back untouched and stop. */
+                consensus__stop(c, "syncing the Raft log", rc);
+                *c->completions_tail = list;
+                while (*c->completions_tail != NULL) {
+                    c->completions_tail = &(*c->completions_tail)->next;
+                }
+                return 0;
             }
         }
         while (list != NULL) {
             struct consensus__completion *done = list;
             list = list->next;
-            if (done->kind == CONSENSUS__APPEND && done->status == 0) {
-                done->status = sync_status;
+            if (c->closing && (done->kind == CONSENSUS__APPEND ||
+                               done->kind == CONSENSUS__SNAPSHOT_PUT)) {
+                done->status = RAFT_CANCELED;
             }
             completion_fire(done);
             common_free(done);
@@ -308,6 +324,16 @@ int consensus__io_run_completions(struct consensus *c)
         }
     }
     return 0;
+}
+
+void consensus__io_drop_completions(struct consensus *c)
+{
+    while (c->completions != NULL) {
+        struct consensus__completion *done = c->completions;
+        c->completions = done->next;
+        common_free(done);
+    }
+    c->completions_tail = &c->completions;
 }
 
 /* ---- the raft_io methods ---- */
@@ -375,15 +401,36 @@ static int io_recover(struct raft_io *io, const struct raft_configuration *conf)
     return raft_code(consensus__store_recover(consensus_of(io)->store, conf));
 }
 
+/* A store error while running: libraft's legacy layer cannot take one
+ * (it frees what it handed over, then its callers free it again; its
+ * asserts are compiled out), so the member stops instead and tells libraft
+ * all went well: a stopped member sends nothing and completes nothing, so
+ * nothing it claims is ever believed (consensus_tick() reports
+ * CONSENSUS_EUNAVAILABLE; the node restarts it, and the store refuses or
+ * repairs what it finds). Before start, errors go back to raft_start(). */
+static int store_result(struct consensus *c, const char *what, int rc)
+{
+    if (rc == 0 || !c->started) {
+        return raft_code(rc);
+    }
+    consensus__stop(c, what, rc);
+    return 0;
+}
+
 static int io_set_term(struct raft_io *io, raft_term term)
 {
-    return raft_code(consensus__store_set_term(consensus_of(io)->store, term));
+    struct consensus *c = consensus_of(io);
+
+    return store_result(c, "storing the term",
+                        consensus__store_set_term(c->store, term));
 }
 
 static int io_set_vote(struct raft_io *io, raft_id server_id)
 {
-    return raft_code(
-        consensus__store_set_vote(consensus_of(io)->store, server_id));
+    struct consensus *c = consensus_of(io);
+
+    return store_result(c, "storing the vote",
+                        consensus__store_set_vote(c->store, server_id));
 }
 
 /* Encodes the envelope and the RPC into c->send_buf. */
@@ -412,26 +459,32 @@ static int io_send(struct raft_io *io, struct raft_io_send *req,
 {
     struct consensus *c = consensus_of(io);
     struct consensus__peer *peer;
-    struct consensus__completion done = {
-        .kind = CONSENSUS__SEND, .req.send = req, .cb.send = cb};
+    struct consensus__completion done = {.kind = CONSENSUS__SEND,
+                                         .req.send = req,
+                                         .cb.send = cb,
+                                         .status = RAFT_NOCONNECTION};
     int rc;
 
     req->cb = cb;
     peer = peer_ensure(c, message->server_id, message->server_address);
-    rc = envelope_encode(c, message);
-    if (rc == COMMON_ENOMEM) {
-        return RAFT_NOMEM;
+    if (c->unavailable || peer == NULL || envelope_encode(c, message) != 0) {
+        /* Never sent (a stopped member says nothing): as a lost message,
+         * which Raft resends at its next heartbeat. libraft ignores a
+         * send's status, so this never fails the call. */
+        completion_queue(c, &done);
+        return 0;
     }
-    if (peer == NULL || rc != 0) {
-        done.status = RAFT_NOCONNECTION;
-    } else if (transport_send(c->config.transport, &peer->node,
-                              CONSENSUS_MESSAGE_RAFT, c->send_buf.data,
-                              c->send_buf.size) != 0) {
-        /* Not connected, or the queue is full: Raft resends at its next
-         * heartbeat, as it would after a lost message. */
-        done.status = RAFT_NOCONNECTION;
+    rc =
+        transport_send(c->config.transport, &peer->node, CONSENSUS_MESSAGE_RAFT,
+                       c->send_buf.data, c->send_buf.size);
+    if (rc == TRANSPORT_ETOOBIG) {
+        LOGF(c->config.log, COMMON_LOG_WARN,
+             "raft message too large for the transport to=%llu bytes=%zu",
+             (unsigned long long)peer->id, c->send_buf.size);
     }
-    return completion_queue(c, &done);
+    done.status = rc == 0 ? 0 : RAFT_NOCONNECTION;
+    completion_queue(c, &done);
+    return 0;
 }
 
 static int io_append(struct raft_io *io, struct raft_io_append *req,
@@ -444,17 +497,22 @@ static int io_append(struct raft_io *io, struct raft_io_append *req,
     int rc;
 
     req->cb = cb;
-    rc = consensus__store_append(c->store, entries, n);
+    rc = store_result(c, "appending to the Raft log",
+                      consensus__store_append(c->store, entries, n));
     if (rc != 0) {
-        done.status = raft_code(rc);
+        return rc;
     }
     c->sync_needed = true;
-    return completion_queue(c, &done);
+    completion_queue(c, &done);
+    return 0;
 }
 
 static int io_truncate(struct raft_io *io, raft_index index)
 {
-    return raft_code(consensus__store_truncate(consensus_of(io)->store, index));
+    struct consensus *c = consensus_of(io);
+
+    return store_result(c, "truncating the Raft log",
+                        consensus__store_truncate(c->store, index));
 }
 
 static int io_snapshot_put(struct raft_io *io, unsigned trailing,
@@ -466,11 +524,47 @@ static int io_snapshot_put(struct raft_io *io, unsigned trailing,
     struct consensus__completion done = {.kind = CONSENSUS__SNAPSHOT_PUT,
                                          .req.snapshot_put = req,
                                          .cb.snapshot_put = cb};
+    int rc;
 
     req->cb = cb;
-    done.status =
-        raft_code(consensus__store_snapshot_put(c->store, trailing, snapshot));
-    return completion_queue(c, &done);
+    rc = store_result(
+        c, "storing a snapshot",
+        consensus__store_snapshot_put(c->store, trailing, snapshot));
+    if (rc != 0) {
+        return rc;
+    }
+    completion_queue(c, &done);
+    return 0;
+}
+
+/* An empty snapshot standing in for one the store could not read, so
+ * that libraft's request completes through its success path (its failure
+ * path frees fields it never set: legacy.c, legacyLoadSnapshotCb). The
+ * member has stopped, so the InstallSnapshot it makes is never sent;
+ * the index is the highest, which that path accepts. */
+static struct raft_snapshot *stand_in_snapshot(void)
+{
+    struct raft_snapshot *snapshot = raft_calloc(1, sizeof *snapshot);
+
+    if (snapshot == NULL) {
+        return NULL;
+    }
+    snapshot->bufs = raft_calloc(1, sizeof *snapshot->bufs);
+    if (snapshot->bufs != NULL) {
+        snapshot->bufs[0].base = raft_malloc(1);
+    }
+    if (snapshot->bufs == NULL || snapshot->bufs[0].base == NULL) {
+        if (snapshot->bufs != NULL) {
+            raft_free(snapshot->bufs);
+        }
+        raft_free(snapshot);
+        return NULL;
+    }
+    snapshot->index = UINT64_MAX;
+    snapshot->bufs[0].len = 1;
+    snapshot->n_bufs = 1;
+    raft_configuration_init(&snapshot->configuration);
+    return snapshot;
 }
 
 static int io_snapshot_get(struct raft_io *io, struct raft_io_snapshot_get *req,
@@ -480,14 +574,21 @@ static int io_snapshot_get(struct raft_io *io, struct raft_io_snapshot_get *req,
     struct consensus__completion done = {.kind = CONSENSUS__SNAPSHOT_GET,
                                          .req.snapshot_get = req,
                                          .cb.snapshot_get = cb};
+    int rc = consensus__store_snapshot_get(c->store, &done.snapshot);
 
     req->cb = cb;
-    done.status =
-        raft_code(consensus__store_snapshot_get(c->store, &done.snapshot));
-    if (done.status == 0 && done.snapshot == NULL) {
-        done.status = RAFT_NOTFOUND; /* libraft reads the snapshot on 0 */
+    if (rc == 0 && done.snapshot == NULL) {
+        rc = CONSENSUS_ECORRUPT; /* libraft asked for one it took */
     }
-    return completion_queue(c, &done);
+    if (rc != 0) {
+        consensus__stop(c, "reading the snapshot", rc);
+        done.snapshot = stand_in_snapshot();
+        if (done.snapshot == NULL) {
+            return 0; /* out of memory too: the request leaks */
+        }
+    }
+    completion_queue(c, &done);
+    return 0;
 }
 
 static raft_time io_time(struct raft_io *io)
@@ -570,6 +671,34 @@ static int envelope_decode(const uint8_t *bytes, size_t size, uint64_t *id,
     return 0;
 }
 
+/* Whether Raft id may be spoken for by transport identity node: no member
+ * of the configuration, and no peer we know, binds either to another. A
+ * member can only ever speak as itself. */
+static bool id_is_node(struct consensus *c, uint64_t id,
+                       const struct transport_node_id *node)
+{
+    const struct raft_configuration *conf = &c->raft.configuration;
+    const struct consensus__peer *by_node = peer_by_node(c, node);
+    const struct consensus__peer *by_id = peer_by_id(c, id);
+
+    if (id == c->config.id || (by_id != NULL && by_id != by_node) ||
+        (by_node != NULL && by_node->id != id)) {
+        return false;
+    }
+    for (unsigned s = 0; s < conf->n; s++) {
+        struct transport_node_id named;
+        const char *dial;
+        bool same_id = conf->servers[s].id == id;
+        bool same_node = consensus__address_parse(conf->servers[s].address,
+                                                  &named, &dial) == 0 &&
+                         transport_node_id_equal(&named, node);
+        if (same_id != same_node) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void consensus__io_received(struct consensus *c,
                             const struct transport_node_id *from,
                             const uint8_t *bytes, size_t size)
@@ -584,7 +713,7 @@ void consensus__io_received(struct consensus *c,
     if (c->recv_cb == NULL || c->closing || c->unavailable ||
         envelope_decode(bytes, size, &id, address, &offset) != 0 ||
         consensus__address_parse(address, &named, &dial) != 0 ||
-        !transport_node_id_equal(&named, from) ||
+        !transport_node_id_equal(&named, from) || !id_is_node(c, id, from) ||
         consensus__wire_decode(bytes + offset, size - offset, &message) != 0) {
         c->messages_dropped++;
         return;

@@ -98,6 +98,7 @@ int consensus_propose(struct consensus *c, const void *command, size_t size,
     p->size = size;
     p->done = done;
     p->ctx = ctx;
+    p->term = raft_current_term(&c->raft);
     *c->queued_tail = p;
     c->queued_tail = &p->next;
     c->queued_count++;
@@ -257,6 +258,12 @@ static void barrier_done(struct raft_barrier *req, int status)
     if (status == RAFT_SHUTDOWN || status == RAFT_CANCELED) {
         ours = CONSENSUS_ESHUTDOWN;
     }
+    if (c->unavailable) {
+        /* libraft applies on after the state machine failed an entry
+         * before this barrier: the state here lacks it, so no read. */
+        ours = CONSENSUS_EUNAVAILABLE;
+        status = RAFT_SHUTDOWN;
+    }
     if (barrier->readers == NULL) {
         if (c->readying_term == barrier->term) {
             c->readying_term = 0;
@@ -368,6 +375,12 @@ void consensus__propose_tick(struct consensus *c)
         if (barrier_start(c, NULL) == 0) {
             c->readying_term = term;
         }
+    }
+    if (c->queued != NULL && c->queued->term != term) {
+        /* Accepted in an earlier term, leadership lost and won again
+         * between two ticks: never proposed, so refused. */
+        consensus__propose_fail_all(c, CONSENSUS_ENOTLEADER);
+        return;
     }
     while (c->queued != NULL &&
            c->batch_count < c->config.max_inflight_entries) {

@@ -41,6 +41,8 @@ struct rc_machine {
     uint64_t applied_index; /* the last entry applied (commands or not) */
     unsigned restores;      /* snapshots installed */
     unsigned snapshots;     /* snapshots taken */
+    uint64_t fail_value;    /* apply fails on this command (0: never) */
+    bool fail_restore;      /* restore fails */
 };
 
 struct rc_cluster;
@@ -69,7 +71,8 @@ struct rc_node {
     struct rc_machine machine;
     uint64_t next_tick_ms;
     bool up;
-    void *user; /* the member ops' own state */
+    bool unavailable; /* its tick answered CONSENSUS_EUNAVAILABLE */
+    void *user;       /* the member ops' own state */
     struct common_log log;
 };
 
@@ -102,6 +105,9 @@ void rc_free(struct rc_cluster *c);
 /* Bootstraps members [0, voters) as voters, each with the same list. */
 void rc_bootstrap(struct rc_cluster *c, size_t voters);
 void rc_start(struct rc_cluster *c, unsigned i);
+/* rc_start() that returns consensus_start()'s code (the member stays down
+ * when it fails). */
+int rc_try_start(struct rc_cluster *c, unsigned i);
 void rc_stop(struct rc_cluster *c, unsigned i);
 void rc_start_all(struct rc_cluster *c);
 /* Forgets member i's state machine (its Raft log stays). */

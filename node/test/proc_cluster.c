@@ -102,7 +102,7 @@ void pc_free(struct pc_cluster *c)
 
 /* The arguments of member i (argv, NULL-terminated, in storage). */
 static void member_args(struct pc_cluster *c, unsigned i, char **argv,
-                        char storage[][300])
+                        char storage[][800])
 {
     const struct pc_member *m = &c->members[i];
     size_t a = 0, s = 0;
@@ -140,7 +140,7 @@ static void member_args(struct pc_cluster *c, unsigned i, char **argv,
 
 int pc_start(struct pc_cluster *c, unsigned i)
 {
-    static char storage[64][300];
+    static char storage[64][800];
     char *argv[64];
     struct pc_member *m = &c->members[i];
     int to[2], from[2];

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_consensus_faults.c: members that cannot go on, on the simulated
+ * cluster: a state machine that fails to apply, a Raft log whose disk
+ * fails on the leader or a follower (also while a follower needs a
+ * snapshot), a snapshot the state machine refuses at start, entries too
+ * large to batch, and a member speaking for another. Each was a crash,
+ * a hang or a wrong answer once (the review of the first version); the
+ * member must stop cleanly instead, and the others go on.
+ */
+#include "consensus_int.h"
+#include "raft_cluster.h"
+#include "wire.h"
+
+#include <string.h>
+
+struct reads {
+    unsigned done;
+    int status;
+};
+
+static void read_done(void *ctx, int status)
+{
+    struct reads *r = ctx;
+    r->done++;
+    r->status = status;
+}
+
+static struct consensus__store *store_of(struct rc_cluster *c, unsigned i)
+{
+    return c->nodes[i].consensus->store;
+}
+
+/* The state machine fails an entry: the member stops; a read behind that
+ * entry is not answered as if the state were current; after a restart
+ * the entry is applied. */
+static void test_apply_failure_stops_member(void **state)
+{
+    struct rc_cluster c;
+    struct rc_op op;
+    struct reads reads = {0};
+
+    (void)state;
+    rc_init(&c, 1, 31);
+    rc_bootstrap(&c, 1);
+    rc_start_all(&c);
+    rc_commit(&c, 1);
+    c.nodes[0].machine.fail_value = 99;
+    assert_int_equal(rc_propose(&c, 0, 99, &op), 0);
+    assert_int_equal(
+        consensus_read_barrier(c.nodes[0].consensus, read_done, &reads), 0);
+    rc_run(&c, 500);
+    assert_true(c.nodes[0].unavailable);
+    assert_true(op.done);
+    assert_int_equal(op.status, CONSENSUS_EUNAVAILABLE);
+    assert_true(reads.done == 0 || reads.status == CONSENSUS_EUNAVAILABLE);
+    rc_stop(&c, 0);
+    assert_true(reads.done == 1 && reads.status != 0);
+    c.nodes[0].machine.fail_value = 0;
+    rc_start(&c, 0);
+    rc_run(&c, 3000);
+    assert_true(rc_has_value(&c, 0, 99));
+    rc_free(&c);
+}
+
+/* The leader's log disk fails: it stops (sends nothing more), the others
+ * elect a leader and commit; reopened, it follows again. */
+static void test_leader_disk_failure(void **state)
+{
+    struct rc_cluster c;
+    struct rc_op op;
+    unsigned old;
+
+    (void)state;
+    rc_init(&c, 3, 32);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    old = rc_wait_leader(&c, 5000);
+    rc_commit(&c, 1);
+    store_of(&c, old)->failed = CONSENSUS_EIO;
+    assert_int_equal(rc_propose(&c, old, 2, &op), 0);
+    rc_run(&c, 5000);
+    assert_true(c.nodes[old].unavailable);
+    assert_int_not_equal(rc_leader(&c), (int)old);
+    rc_commit(&c, 3);
+    rc_stop(&c, old);
+    assert_true(op.done);
+    assert_int_not_equal(op.status, 0);
+    rc_start(&c, old);
+    rc_run(&c, 3000);
+    assert_true(rc_has_value(&c, old, 3));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
+/* A follower's log disk fails: it stops; the other two go on. */
+static void test_follower_disk_failure(void **state)
+{
+    struct rc_cluster c;
+    unsigned follower;
+
+    (void)state;
+    rc_init(&c, 3, 33);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    follower = (rc_wait_leader(&c, 5000) + 1) % 3;
+    store_of(&c, follower)->failed = CONSENSUS_EIO;
+    for (uint64_t v = 1; v <= 5; v++) {
+        rc_commit(&c, v);
+    }
+    assert_true(c.nodes[follower].unavailable);
+    rc_stop(&c, follower);
+    rc_start(&c, follower);
+    rc_run(&c, 3000);
+    assert_true(rc_has_value(&c, follower, 5));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
+/* The leader cannot read its snapshot for a follower that needs it: it
+ * stops (libraft's failure path there would free garbage). */
+static void test_leader_snapshot_read_failure(void **state)
+{
+    struct rc_cluster c;
+    unsigned leader, lagging;
+
+    (void)state;
+    rc_init(&c, 3, 34);
+    c.snapshot_threshold = 4;
+    c.snapshot_trailing = 1;
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    leader = rc_wait_leader(&c, 5000);
+    lagging = (leader + 1) % 3;
+    rc_stop(&c, lagging);
+    for (uint64_t v = 1; v <= 20; v++) {
+        rc_commit(&c, v);
+    }
+    leader = (unsigned)rc_leader(&c);
+    store_of(&c, leader)->failed = CONSENSUS_EIO;
+    rc_start(&c, lagging);
+    rc_run(&c, 3000);
+    assert_true(c.nodes[leader].unavailable);
+    rc_stop(&c, leader);
+    rc_start(&c, leader);
+    rc_run(&c, 5000);
+    assert_true(rc_has_value(&c, lagging, 20));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
+/* A snapshot the state machine refuses at start fails the start cleanly
+ * (it was freed twice once). */
+static void test_restore_failure_at_start(void **state)
+{
+    struct rc_cluster c;
+
+    (void)state;
+    rc_init(&c, 1, 35);
+    c.snapshot_threshold = 4;
+    c.snapshot_trailing = 1;
+    rc_bootstrap(&c, 1);
+    rc_start_all(&c);
+    for (uint64_t v = 1; v <= 10; v++) {
+        rc_commit(&c, v);
+    }
+    assert_true(c.nodes[0].machine.snapshots >= 1);
+    rc_stop(&c, 0);
+    rc_wipe_machine(&c, 0);
+    c.nodes[0].machine.fail_restore = true;
+    assert_int_equal(rc_try_start(&c, 0), CONSENSUS_ECORRUPT);
+    c.nodes[0].machine.fail_restore = false;
+    rc_start(&c, 0);
+    rc_run(&c, 2000);
+    assert_true(rc_has_value(&c, 0, 10));
+    rc_free(&c);
+}
+
+/* Entries near max_entry_bytes: a follower that missed several catches
+ * up (libraft once batched them past the transport's message limit,
+ * which refused them forever). */
+static void test_large_entries_catch_up(void **state)
+{
+    struct rc_cluster c;
+    struct consensus_status leader_status, follower_status;
+    static uint8_t command[(1u << 20) - 64];
+    unsigned leader, lagging;
+    int done = 0;
+
+    (void)state;
+    rc_init(&c, 3, 36);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    leader = rc_wait_leader(&c, 5000);
+    lagging = (leader + 1) % 3;
+    rc_stop(&c, lagging);
+    for (int k = 0; k < 20; k++) {
+        struct rc_op op = {0};
+        memset(command, k + 1, sizeof command);
+        assert_int_equal(consensus_propose(c.nodes[leader].consensus, command,
+                                           sizeof command, NULL, &op),
+                         0);
+        c.nodes[leader].next_tick_ms = 0;
+        rc_run(&c, 50);
+        done++;
+    }
+    rc_run(&c, 1000);
+    rc_start(&c, lagging);
+    rc_run(&c, 10000);
+    consensus_status_get(c.nodes[leader].consensus, &leader_status);
+    consensus_status_get(c.nodes[lagging].consensus, &follower_status);
+    assert_int_equal(done, 20);
+    assert_int_equal(follower_status.applied_index,
+                     leader_status.applied_index);
+    rc_free(&c);
+}
+
+/* A member cannot speak as another: a RequestVote that names another
+ * member's Raft id, sent by a node under its own identity, is dropped. */
+static void test_spoofed_sender_dropped(void **state)
+{
+    struct rc_cluster c;
+    struct consensus_status before, after;
+    struct raft_message vote = {.type = RAFT_REQUEST_VOTE};
+    struct common_buf bytes;
+    char address[200];
+    char hex[TRANSPORT_NODE_ID_TEXT_SIZE];
+    unsigned target;
+
+    (void)state;
+    rc_init(&c, 3, 37);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    target = rc_wait_leader(&c, 5000);
+    rc_run(&c, 300);
+    consensus_status_get(c.nodes[target].consensus, &before);
+    /* Member (target + 1) claims to be member (target + 2)'s Raft id. */
+    unsigned liar = (target + 1) % 3, victim = (target + 2) % 3;
+    vote.request_vote =
+        (struct raft_request_vote){.version = 2,
+                                   .term = before.term + 5,
+                                   .candidate_id = c.nodes[victim].id,
+                                   .last_log_index = 1000,
+                                   .last_log_term = before.term + 4,
+                                   .disrupt_leader = true};
+    transport_node_id_format(&c.nodes[liar].node, hex);
+    snprintf(address, sizeof address, "%s@%s", hex, c.nodes[liar].address);
+    common_buf_init(&bytes, SIZE_MAX);
+    assert_int_equal(common_buf_append_u64le(&bytes, c.nodes[victim].id), 0);
+    assert_int_equal(common_buf_append_varint(&bytes, strlen(address)), 0);
+    assert_int_equal(common_buf_append(&bytes, address, strlen(address)), 0);
+    assert_int_equal(consensus__wire_encode(&vote, &bytes), 0);
+    consensus_received(c.nodes[target].consensus, &c.nodes[liar].node,
+                       CONSENSUS_MESSAGE_RAFT, bytes.data, bytes.size);
+    consensus_status_get(c.nodes[target].consensus, &after);
+    assert_int_equal(after.messages_dropped, before.messages_dropped + 1);
+    assert_int_equal(after.term, before.term);
+    common_buf_close(&bytes);
+    rc_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_apply_failure_stops_member),
+        cmocka_unit_test(test_leader_disk_failure),
+        cmocka_unit_test(test_follower_disk_failure),
+        cmocka_unit_test(test_leader_snapshot_read_failure),
+        cmocka_unit_test(test_restore_failure_at_start),
+        cmocka_unit_test(test_large_entries_catch_up),
+        cmocka_unit_test(test_spoofed_sender_dropped),
+    };
+
+    return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
+}
