@@ -38,12 +38,13 @@
  *
  * How it runs. As replication.h: nothing owns a thread or a timer. The
  * caller forwards the transport's callbacks (consensus_connected(),
- * _disconnected(), _received() for message types CONSENSUS_MESSAGE_FIRST
- * ..LAST) and calls consensus_tick() when the time it asked for has come
- * and after every proposal or received message. Time and randomness come
- * from the caller, so a simulated clock drives it deterministically. Every
- * call on one struct consensus belongs to one thread; the state machine
- * callbacks run inside consensus_tick() (and consensus_start()).
+ * _disconnected(), _writable(), _received() for message types
+ * CONSENSUS_MESSAGE_FIRST..LAST) and calls consensus_tick() when the time it
+ * asked for has come and after every proposal or received message. Time and
+ * randomness come from the caller, so a simulated clock drives it
+ * deterministically. Every call on one struct consensus belongs to one thread;
+ * the state machine callbacks run inside consensus_tick() (and
+ * consensus_start()).
  *
  * Storage. data_dir holds the Raft log: term and vote, log segments and
  * the latest snapshot (docs/formats.md, "Raft log files"). Appends are
@@ -170,10 +171,9 @@ struct consensus_config {
     uint32_t max_inflight_entries;
     /* The transport's max_message_bytes (0: its default, 16 MiB): one
      * AppendEntries carries as many entries as fit, and must fit one
-     * entry (CONSENSUS_ECONFIG otherwise). A snapshot travels in ONE
-     * message (libraft's InstallSnapshot), so this also caps the state a
-     * lagging or new member can be given: set the transport's limit (up to
-     * 1 GiB) above the database's size. */
+     * entry (CONSENSUS_ECONFIG otherwise). A larger message (a snapshot:
+     * libraft sends it whole) travels in parts of this size, and is held
+     * whole in memory at both ends (up to 1 GiB). */
     size_t max_message_bytes;
     const struct common_log *log; /* NULL: silent */
 };
@@ -211,11 +211,17 @@ void consensus_close(struct consensus *c);
 #define CONSENSUS_MESSAGE_FIRST 0x0200
 #define CONSENSUS_MESSAGE_LAST 0x02ff
 #define CONSENSUS_MESSAGE_RAFT 0x0201
+/* A part of a Raft message larger than one transport message (a snapshot):
+ * docs/formats.md, "Raft messages". */
+#define CONSENSUS_MESSAGE_RAFT_PART 0x0202
 
 void consensus_connected(struct consensus *c,
                          const struct transport_node_id *peer);
 void consensus_disconnected(struct consensus *c,
                             const struct transport_node_id *peer);
+/* The transport's writable(): a snapshot being sent in parts goes on. */
+void consensus_writable(struct consensus *c,
+                        const struct transport_node_id *peer);
 /* A message from peer (bytes borrowed for the call). Malformed ones are
  * dropped and counted. */
 void consensus_received(struct consensus *c,

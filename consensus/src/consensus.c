@@ -268,15 +268,31 @@ void consensus_disconnected(struct consensus *c,
     consensus__io_peer_state(c, peer, false);
 }
 
+void consensus_writable(struct consensus *c,
+                        const struct transport_node_id *peer)
+{
+    consensus__io_writable(c, peer);
+}
+
 void consensus_received(struct consensus *c,
                         const struct transport_node_id *peer, uint16_t type,
                         const uint8_t *bytes, size_t size)
 {
-    if (type != CONSENSUS_MESSAGE_RAFT) {
+    uint8_t *whole = NULL;
+    size_t whole_size = 0;
+
+    if (type == CONSENSUS_MESSAGE_RAFT) {
+        consensus__io_received(c, peer, bytes, size);
+    } else if (type == CONSENSUS_MESSAGE_RAFT_PART &&
+               consensus__parts_received(c, peer, bytes, size, &whole,
+                                         &whole_size) == 0) {
+        if (whole != NULL) {
+            consensus__io_received(c, peer, whole, whole_size);
+            common_free(whole);
+        }
+    } else {
         c->messages_dropped++;
-        return;
     }
-    consensus__io_received(c, peer, bytes, size);
 }
 
 int consensus_tick(struct consensus *c, uint64_t *next_ms)

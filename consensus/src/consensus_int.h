@@ -50,6 +50,20 @@ struct consensus__peer {
     char *address;      /* the dial address (after the '@') */
     bool connect_asked; /* transport_connect() was called */
     bool connected;
+    /* parts.c: a message too large for one transport message, being sent
+     * in parts: its bytes, how many went, the part buffer. */
+    uint8_t *out;
+    size_t out_size;
+    size_t out_sent;
+    uint8_t *out_message;
+};
+
+/* parts.c: a large message from one sender, being put together. */
+struct consensus__assembly {
+    struct transport_node_id from;
+    uint8_t *bytes; /* NULL: the slot is free */
+    size_t size;
+    size_t total;
 };
 
 /* A command waiting for the next entry. */
@@ -127,6 +141,7 @@ struct consensus {
     size_t peer_count;
     struct common_buf send_buf;
     uint64_t messages_dropped;
+    struct consensus__assembly *assemblies; /* parts.c; NULL until used */
 
     /* fsm.c */
     struct common_buf snapshot_buf;
@@ -163,6 +178,25 @@ void consensus__io_peer_state(struct consensus *c,
                               bool connected);
 int consensus__io_connect_members(struct consensus *c);
 uint64_t consensus__io_now(const struct consensus *c);
+
+/* parts.c */
+size_t consensus__part_bytes(const struct consensus *c);
+int consensus__parts_send(struct consensus *c, struct consensus__peer *peer,
+                          const uint8_t *bytes, size_t size);
+void consensus__parts_writable(struct consensus *c,
+                               struct consensus__peer *peer);
+void consensus__parts_forget(struct consensus__peer *peer);
+void consensus__parts_disconnected(struct consensus *c,
+                                   const struct transport_node_id *from);
+/* A part from `from`: 0 (and *whole, the caller's to free, once the last
+ * part completed it), or CONSENSUS_EPROTO / COMMON_ENOMEM (dropped). */
+int consensus__parts_received(struct consensus *c,
+                              const struct transport_node_id *from,
+                              const uint8_t *bytes, size_t size,
+                              uint8_t **whole, size_t *whole_size);
+void consensus__parts_close(struct consensus *c);
+void consensus__io_writable(struct consensus *c,
+                            const struct transport_node_id *peer);
 
 /* Raft addresses: "<64 hex digits of the node id>@<dial address>". */
 int consensus__address_format(const struct transport_node_id *node,

@@ -146,6 +146,7 @@ static void peer_drop(struct consensus *c, size_t i)
 {
     struct consensus__peer *peer = &c->peers[i];
 
+    consensus__parts_forget(peer);
     if (peer->connect_asked) {
         transport_forget(c->config.transport, &peer->node);
     }
@@ -187,6 +188,22 @@ void consensus__io_peer_state(struct consensus *c,
 
     if (peer != NULL) {
         peer->connected = connected;
+        if (!connected) {
+            consensus__parts_forget(peer); /* its parts died with it */
+        }
+    }
+    if (!connected) {
+        consensus__parts_disconnected(c, node);
+    }
+}
+
+void consensus__io_writable(struct consensus *c,
+                            const struct transport_node_id *node)
+{
+    struct consensus__peer *peer = peer_by_node(c, node);
+
+    if (peer != NULL && peer->out != NULL) {
+        consensus__parts_writable(c, peer);
     }
 }
 
@@ -474,9 +491,14 @@ static int io_send(struct raft_io *io, struct raft_io_send *req,
         completion_queue(c, &done);
         return 0;
     }
-    rc =
-        transport_send(c->config.transport, &peer->node, CONSENSUS_MESSAGE_RAFT,
-                       c->send_buf.data, c->send_buf.size);
+    if (c->send_buf.size > c->config.max_message_bytes) {
+        /* A snapshot bigger than a transport message: in parts. */
+        rc = consensus__parts_send(c, peer, c->send_buf.data, c->send_buf.size);
+    } else {
+        rc = transport_send(c->config.transport, &peer->node,
+                            CONSENSUS_MESSAGE_RAFT, c->send_buf.data,
+                            c->send_buf.size);
+    }
     if (rc == TRANSPORT_ETOOBIG) {
         LOGF(c->config.log, COMMON_LOG_WARN,
              "raft message too large for the transport to=%llu bytes=%zu",
@@ -644,6 +666,7 @@ void consensus__io_close(struct consensus *c)
     common_free(c->peers);
     c->peers = NULL;
     common_buf_close(&c->send_buf);
+    consensus__parts_close(c);
 }
 
 /* ---- receiving ---- */

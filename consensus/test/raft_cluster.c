@@ -73,6 +73,9 @@ static int machine_snapshot(void *ctx, struct common_buf *out)
         rc = rc ? rc : common_buf_append_u64le(out, m->applied[i].term);
         rc = rc ? rc : common_buf_append_u64le(out, m->applied[i].value);
     }
+    for (size_t i = 0; i < m->snapshot_padding && rc == 0; i++) {
+        rc = common_buf_append_byte(out, 0);
+    }
     m->snapshots++;
     return rc;
 }
@@ -93,7 +96,7 @@ static int machine_restore(void *ctx, uint64_t index, const uint8_t *bytes,
     assert_true(size >= 16);
     assert_int_equal(read_u64(bytes), index);
     count = read_u64(bytes + 8);
-    assert_int_equal(size, 16 + count * 24);
+    assert_int_equal(size, 16 + count * 24 + m->snapshot_padding);
     m->count = 0;
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *at = bytes + 16 + i * 24;
@@ -131,6 +134,13 @@ static void on_connected(void *ctx, const struct transport_node_id *peer)
 {
     struct rc_node *node = ctx;
     consensus_connected(node->consensus, peer);
+}
+
+static void on_writable(void *ctx, const struct transport_node_id *peer)
+{
+    struct rc_node *node = ctx;
+    consensus_writable(node->consensus, peer);
+    node->next_tick_ms = 0;
 }
 
 static void on_disconnected(void *ctx, const struct transport_node_id *peer,
@@ -202,6 +212,7 @@ static void open_member(struct rc_cluster *c, struct rc_node *node)
                                                   .connected = on_connected,
                                                   .disconnected =
                                                       on_disconnected,
+                                                  .writable = on_writable,
                                                   .ctx = node};
     const struct consensus_state_machine machine = {.apply = machine_apply,
                                                     .snapshot =
@@ -219,6 +230,8 @@ static void open_member(struct rc_cluster *c, struct rc_node *node)
         .heartbeat_ms = c->heartbeat_ms,
         .snapshot_threshold = c->snapshot_threshold,
         .snapshot_trailing = c->snapshot_trailing,
+        .max_entry_bytes = c->max_entry_bytes,
+        .max_message_bytes = c->limits.max_message_bytes,
     };
 
     node->log = (struct common_log){.ctx = node,
@@ -227,8 +240,8 @@ static void open_member(struct rc_cluster *c, struct rc_node *node)
                                                      : COMMON_LOG_ERROR + 1,
                                     .emit = node_log};
     config.log = &node->log;
-    assert_int_equal(transport_memory_new(c->net, &node->node, &callbacks, NULL,
-                                          &node->transport),
+    assert_int_equal(transport_memory_new(c->net, &node->node, &callbacks,
+                                          &c->limits, &node->transport),
                      0);
     config.transport = node->transport;
     assert_int_equal(transport_listen(node->transport, node->address), 0);

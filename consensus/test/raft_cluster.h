@@ -38,11 +38,12 @@ struct rc_machine {
     struct rc_applied *applied; /* in index order */
     size_t count;
     size_t capacity;
-    uint64_t applied_index; /* the last entry applied (commands or not) */
-    unsigned restores;      /* snapshots installed */
-    unsigned snapshots;     /* snapshots taken */
-    uint64_t fail_value;    /* apply fails on this command (0: never) */
-    bool fail_restore;      /* restore fails */
+    uint64_t applied_index;  /* the last entry applied (commands or not) */
+    unsigned restores;       /* snapshots installed */
+    unsigned snapshots;      /* snapshots taken */
+    uint64_t fail_value;     /* apply fails on this command (0: never) */
+    size_t snapshot_padding; /* zero bytes appended to every snapshot */
+    bool fail_restore;       /* restore fails */
 };
 
 struct rc_cluster;
@@ -88,6 +89,10 @@ struct rc_cluster {
     uint32_t heartbeat_ms;
     uint32_t snapshot_threshold;
     uint32_t snapshot_trailing;
+    size_t max_entry_bytes;
+    /* The transport's limits for members started from now on (0: its
+     * defaults); max_message_bytes also goes to consensus. */
+    struct transport_limits limits;
     const struct rc_member_ops *ops; /* NULL: the test state machine */
 };
 

@@ -215,6 +215,46 @@ static void test_large_entries_catch_up(void **state)
     rc_free(&c);
 }
 
+/* A snapshot many times the transport's message limit, and larger than
+ * its send queue, reaches a lagging member in parts. */
+static void test_snapshot_in_parts(void **state)
+{
+    struct rc_cluster c;
+    unsigned leader, lagging;
+
+    (void)state;
+    rc_init(&c, 3, 38);
+    c.snapshot_threshold = 8;
+    c.snapshot_trailing = 2;
+    c.max_entry_bytes = 16 << 10;
+    c.limits.max_message_bytes = 128 << 10;
+    c.limits.send_queue_max_bytes = 256 << 10;
+    for (unsigned i = 0; i < 3; i++) {
+        c.nodes[i].machine.snapshot_padding = 4 << 20;
+    }
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    /* In flight for a while, so the parts fill the send queue. */
+    assert_int_equal(
+        transport_memory_network_set_default_link(
+            c.net, &(struct transport_memory_link_faults){.delay_ms = 5}),
+        0);
+    leader = rc_wait_leader(&c, 5000);
+    lagging = (leader + 1) % 3;
+    rc_stop(&c, lagging);
+    rc_wipe_machine(&c, lagging);
+    c.nodes[lagging].machine.snapshot_padding = 4 << 20;
+    for (uint64_t v = 1; v <= 30; v++) {
+        rc_commit(&c, v);
+    }
+    rc_start(&c, lagging);
+    rc_run(&c, 5000);
+    assert_true(c.nodes[lagging].machine.restores >= 1);
+    assert_true(rc_has_value(&c, lagging, 30));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
 /* A member cannot speak as another: a RequestVote that names another
  * member's Raft id, sent by a node under its own identity, is dropped. */
 static void test_spoofed_sender_dropped(void **state)
@@ -268,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_leader_snapshot_read_failure),
         cmocka_unit_test(test_restore_failure_at_start),
         cmocka_unit_test(test_large_entries_catch_up),
+        cmocka_unit_test(test_snapshot_in_parts),
         cmocka_unit_test(test_spoofed_sender_dropped),
     };
 

@@ -152,6 +152,12 @@ static void on_disconnected(void *ctx, const struct transport_node_id *peer,
     consensus_disconnected(node_quorum_consensus(m->quorum), peer);
 }
 
+static void on_writable(void *ctx, const struct transport_node_id *peer)
+{
+    struct member *m = ctx;
+    consensus_writable(node_quorum_consensus(m->quorum), peer);
+}
+
 /* ---- requests ---- */
 
 static int run_sql(void *ctx, struct engine_db *db)
@@ -458,6 +464,7 @@ int main(int argc, char **argv)
                                                   .connected = on_connected,
                                                   .disconnected =
                                                       on_disconnected,
+                                                  .writable = on_writable,
                                                   .ctx = &member};
     int rc;
 
