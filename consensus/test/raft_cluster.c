@@ -482,6 +482,14 @@ int rc_propose(struct rc_cluster *c, unsigned i, uint64_t value,
                              op_done, op);
 }
 
+void rc_read_done(void *ctx, int status)
+{
+    struct rc_reads *r = ctx;
+
+    r->done++;
+    r->status = status != 0 ? status : r->status;
+}
+
 static bool op_is_done(struct rc_cluster *c, void *arg)
 {
     (void)c;

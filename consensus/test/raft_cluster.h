@@ -132,6 +132,16 @@ int rc_leader(struct rc_cluster *c);
 /* Runs until a ready leader exists (fails the test after max_ms). */
 unsigned rc_wait_leader(struct rc_cluster *c, uint64_t max_ms);
 
+/* Reads waiting for consensus_read_barrier(): how many completed, and the
+ * last error among them (0: none). */
+struct rc_reads {
+    unsigned done;
+    int status;
+};
+
+/* A consensus_barrier_cb counting into ctx, a struct rc_reads. */
+void rc_read_done(void *ctx, int status);
+
 /* Proposes value on member i; op receives the outcome. Returns
  * consensus_propose()'s code. */
 int rc_propose(struct rc_cluster *c, unsigned i, uint64_t value,

@@ -283,23 +283,11 @@ static void test_snapshot_catch_up(void **state)
     rc_free(&c);
 }
 
-struct reads {
-    unsigned done;
-    int status;
-};
-
-static void read_done(void *ctx, int status)
-{
-    struct reads *r = ctx;
-    r->done++;
-    r->status = status ? status : r->status;
-}
-
 /* Reads on the leader wait for a barrier; concurrent ones share one. */
 static void test_read_barrier(void **state)
 {
     struct rc_cluster c;
-    struct reads reads = {0};
+    struct rc_reads reads = {0};
     struct consensus_status before, after;
     unsigned leader;
 
@@ -311,7 +299,7 @@ static void test_read_barrier(void **state)
     consensus_status_get(c.nodes[leader].consensus, &before);
     for (int k = 0; k < 10; k++) {
         assert_int_equal(consensus_read_barrier(c.nodes[leader].consensus,
-                                                read_done, &reads),
+                                                rc_read_done, &reads),
                          0);
     }
     c.nodes[leader].next_tick_ms = 0;
@@ -329,7 +317,7 @@ static void test_read_barrier(void **state)
 static void test_read_on_isolated_leader(void **state)
 {
     struct rc_cluster c;
-    struct reads reads = {0};
+    struct rc_reads reads = {0};
     unsigned leader;
 
     (void)state;
@@ -338,7 +326,7 @@ static void test_read_on_isolated_leader(void **state)
     rc_commit(&c, 1);
     rc_isolate(&c, leader);
     assert_int_equal(
-        consensus_read_barrier(c.nodes[leader].consensus, read_done, &reads),
+        consensus_read_barrier(c.nodes[leader].consensus, rc_read_done, &reads),
         0);
     rc_run(&c, 5000);
     assert_int_equal(reads.done, 1);

@@ -14,18 +14,6 @@
 
 #include <string.h>
 
-struct reads {
-    unsigned done;
-    int status;
-};
-
-static void read_done(void *ctx, int status)
-{
-    struct reads *r = ctx;
-    r->done++;
-    r->status = status;
-}
-
 static struct consensus__store *store_of(struct rc_cluster *c, unsigned i)
 {
     return c->nodes[i].consensus->store;
@@ -38,7 +26,7 @@ static void test_apply_failure_stops_member(void **state)
 {
     struct rc_cluster c;
     struct rc_op op;
-    struct reads reads = {0};
+    struct rc_reads reads = {0};
 
     (void)state;
     rc_init(&c, 1, 31);
@@ -48,7 +36,7 @@ static void test_apply_failure_stops_member(void **state)
     c.nodes[0].machine.fail_value = 99;
     assert_int_equal(rc_propose(&c, 0, 99, &op), 0);
     assert_int_equal(
-        consensus_read_barrier(c.nodes[0].consensus, read_done, &reads), 0);
+        consensus_read_barrier(c.nodes[0].consensus, rc_read_done, &reads), 0);
     rc_run(&c, 500);
     assert_true(c.nodes[0].unavailable);
     assert_true(op.done);
