@@ -12,7 +12,7 @@
 
 #include "consensus_int.h"
 
-#define ELECTION_TIMEOUT_MS_DEFAULT 800
+#define ELECTION_TIMEOUT_MS_DEFAULT 500
 #define HEARTBEAT_MS_DEFAULT 100
 #define SNAPSHOT_THRESHOLD_DEFAULT 1024
 #define SNAPSHOT_TRAILING_DEFAULT 2048
@@ -295,6 +295,18 @@ void consensus_received(struct consensus *c,
     }
 }
 
+/* Whether libraft's next timer (an election, a heartbeat) is due. Its
+ * legacy layer only asks for a tick every heartbeat, which would round
+ * every election timeout up to a heartbeat: two followers whose random
+ * timeouts land in the same heartbeat stand together and split the vote,
+ * once in eight elections with the defaults. We tick when it is due. */
+static bool timeout_due(struct consensus *c, uint64_t now)
+{
+    raft_time due = raft_timeout(&c->raft);
+
+    return due != 0 && now >= due;
+}
+
 int consensus_tick(struct consensus *c, uint64_t *next_ms)
 {
     uint64_t now = consensus__io_now(c);
@@ -306,7 +318,7 @@ int consensus_tick(struct consensus *c, uint64_t *next_ms)
     if (!c->unavailable) {
         consensus__io_run_completions(c);
     }
-    if (!c->unavailable && now >= c->next_tick_ms) {
+    if (!c->unavailable && (now >= c->next_tick_ms || timeout_due(c, now))) {
         c->next_tick_ms = now + c->tick_ms;
         c->tick_cb(&c->io);
         consensus__io_fire_requests(c);
@@ -322,8 +334,13 @@ int consensus_tick(struct consensus *c, uint64_t *next_ms)
     if (c->unavailable) {
         return CONSENSUS_EUNAVAILABLE;
     }
-    *next_ms =
-        c->completions != NULL || c->queued != NULL ? now : c->next_tick_ms;
+    *next_ms = c->next_tick_ms;
+    if (raft_timeout(&c->raft) != 0 && raft_timeout(&c->raft) < *next_ms) {
+        *next_ms = raft_timeout(&c->raft);
+    }
+    if (c->completions != NULL || c->queued != NULL) {
+        *next_ms = now;
+    }
     return 0;
 }
 

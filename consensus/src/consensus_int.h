@@ -55,15 +55,17 @@ struct consensus__peer {
     uint8_t *out;
     size_t out_size;
     size_t out_sent;
+    uint64_t out_checksum;
     uint8_t *out_message;
 };
 
 /* parts.c: a large message from one sender, being put together. */
 struct consensus__assembly {
+    bool used;
     struct transport_node_id from;
-    uint8_t *bytes; /* NULL: the slot is free */
-    size_t size;
-    size_t total;
+    struct common_buf bytes; /* what arrived, in order */
+    size_t total;            /* the size announced */
+    uint64_t checksum;       /* the whole's, announced */
 };
 
 /* A command waiting for the next entry. */
@@ -180,9 +182,9 @@ int consensus__io_connect_members(struct consensus *c);
 uint64_t consensus__io_now(const struct consensus *c);
 
 /* parts.c */
-size_t consensus__part_bytes(const struct consensus *c);
+/* Sends whole (its bytes move to peer, whole is left empty) in parts. */
 int consensus__parts_send(struct consensus *c, struct consensus__peer *peer,
-                          const uint8_t *bytes, size_t size);
+                          struct common_buf *whole);
 void consensus__parts_writable(struct consensus *c,
                                struct consensus__peer *peer);
 void consensus__parts_forget(struct consensus__peer *peer);
@@ -197,6 +199,12 @@ int consensus__parts_received(struct consensus *c,
 void consensus__parts_close(struct consensus *c);
 void consensus__io_writable(struct consensus *c,
                             const struct transport_node_id *peer);
+/* Whether node is a member we know (a peer, or in the configuration). */
+bool consensus__io_knows(struct consensus *c,
+                         const struct transport_node_id *node);
+/* Whether node is in the configuration, under any id. */
+bool consensus__io_knows_member(struct consensus *c,
+                                const struct transport_node_id *node);
 
 /* Raft addresses: "<64 hex digits of the node id>@<dial address>". */
 int consensus__address_format(const struct transport_node_id *node,

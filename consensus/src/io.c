@@ -154,6 +154,26 @@ static void peer_drop(struct consensus *c, size_t i)
     c->peers[i] = c->peers[--c->peer_count];
 }
 
+/* Drops the peer for id if it is bound to another node or dial address
+ * than address names (the configuration changed it), so it is made
+ * again. */
+static void peer_rebind(struct consensus *c, uint64_t id, const char *address)
+{
+    struct transport_node_id node;
+    const char *dial;
+
+    for (size_t i = 0; i < c->peer_count; i++) {
+        struct consensus__peer *peer = &c->peers[i];
+        if (peer->id == id &&
+            (consensus__address_parse(address, &node, &dial) != 0 ||
+             !transport_node_id_equal(&peer->node, &node) ||
+             strcmp(peer->address, dial) != 0)) {
+            peer_drop(c, i);
+            return;
+        }
+    }
+}
+
 int consensus__io_connect_members(struct consensus *c)
 {
     const struct raft_configuration *conf = &c->raft.configuration;
@@ -161,6 +181,7 @@ int consensus__io_connect_members(struct consensus *c)
 
     for (unsigned s = 0; s < conf->n; s++) {
         if (conf->servers[s].id != c->config.id) {
+            peer_rebind(c, conf->servers[s].id, conf->servers[s].address);
             peer_ensure(c, conf->servers[s].id, conf->servers[s].address);
         }
     }
@@ -202,7 +223,7 @@ void consensus__io_writable(struct consensus *c,
 {
     struct consensus__peer *peer = peer_by_node(c, node);
 
-    if (peer != NULL && peer->out != NULL) {
+    if (peer != NULL && peer->out != NULL && !c->unavailable && !c->closing) {
         consensus__parts_writable(c, peer);
     }
 }
@@ -484,7 +505,9 @@ static int io_send(struct raft_io *io, struct raft_io_send *req,
 
     req->cb = cb;
     peer = peer_ensure(c, message->server_id, message->server_address);
-    if (c->unavailable || peer == NULL || envelope_encode(c, message) != 0) {
+    if (c->unavailable || c->closing || peer == NULL ||
+        (message->type == RAFT_INSTALL_SNAPSHOT && peer->out != NULL) ||
+        envelope_encode(c, message) != 0) {
         /* Never sent (a stopped member says nothing): as a lost message,
          * which Raft resends at its next heartbeat. libraft ignores a
          * send's status, so this never fails the call. */
@@ -493,7 +516,7 @@ static int io_send(struct raft_io *io, struct raft_io_send *req,
     }
     if (c->send_buf.size > c->config.max_message_bytes) {
         /* A snapshot bigger than a transport message: in parts. */
-        rc = consensus__parts_send(c, peer, c->send_buf.data, c->send_buf.size);
+        rc = consensus__parts_send(c, peer, &c->send_buf);
     } else {
         rc = transport_send(c->config.transport, &peer->node,
                             CONSENSUS_MESSAGE_RAFT, c->send_buf.data,
@@ -694,32 +717,54 @@ static int envelope_decode(const uint8_t *bytes, size_t size, uint64_t *id,
     return 0;
 }
 
-/* Whether Raft id may be spoken for by transport identity node: no member
- * of the configuration, and no peer we know, binds either to another. A
- * member can only ever speak as itself. */
+/* Whether transport identity node may speak as Raft id: the
+ * configuration, when it names id, binds it to its node; an id it does not
+ * name (a member being added, a leader our configuration does not know
+ * yet) may not be one a peer we know binds to another node. A member can
+ * never speak as another (libraft counts votes and acknowledgements only
+ * from ids in the configuration, so an unknown id gains nothing). */
 static bool id_is_node(struct consensus *c, uint64_t id,
                        const struct transport_node_id *node)
 {
     const struct raft_configuration *conf = &c->raft.configuration;
-    const struct consensus__peer *by_node = peer_by_node(c, node);
     const struct consensus__peer *by_id = peer_by_id(c, id);
 
-    if (id == c->config.id || (by_id != NULL && by_id != by_node) ||
-        (by_node != NULL && by_node->id != id)) {
+    if (id == c->config.id) {
         return false;
     }
     for (unsigned s = 0; s < conf->n; s++) {
         struct transport_node_id named;
         const char *dial;
-        bool same_id = conf->servers[s].id == id;
-        bool same_node = consensus__address_parse(conf->servers[s].address,
-                                                  &named, &dial) == 0 &&
-                         transport_node_id_equal(&named, node);
-        if (same_id != same_node) {
-            return false;
+        if (conf->servers[s].id == id) {
+            return consensus__address_parse(conf->servers[s].address, &named,
+                                            &dial) == 0 &&
+                   transport_node_id_equal(&named, node);
         }
     }
-    return true;
+    return by_id == NULL || transport_node_id_equal(&by_id->node, node);
+}
+
+bool consensus__io_knows(struct consensus *c,
+                         const struct transport_node_id *node)
+{
+    return peer_by_node(c, node) != NULL || consensus__io_knows_member(c, node);
+}
+
+bool consensus__io_knows_member(struct consensus *c,
+                                const struct transport_node_id *node)
+{
+    const struct raft_configuration *conf = &c->raft.configuration;
+
+    for (unsigned s = 0; s < conf->n; s++) {
+        struct transport_node_id named;
+        const char *dial;
+        if (consensus__address_parse(conf->servers[s].address, &named, &dial) ==
+                0 &&
+            transport_node_id_equal(&named, node)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void consensus__io_received(struct consensus *c,
@@ -743,6 +788,7 @@ void consensus__io_received(struct consensus *c,
     }
     message.server_id = id;
     message.server_address = address;
+    peer_rebind(c, id, address);
     peer_ensure(c, id, address);
     c->recv_cb(&c->io, &message);
     consensus__io_fire_requests(c);

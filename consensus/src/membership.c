@@ -128,6 +128,10 @@ int consensus_add(struct consensus *c, const struct consensus_member *member,
         role_to_raft(member->role) < 0) {
         return CONSENSUS_ECONFIG;
     }
+    if (consensus__io_knows_member(c, &member->node)) {
+        /* One node, one id: an address change is remove, then add. */
+        return CONSENSUS_EBADID;
+    }
     change = change_new(c, &rc, done, ctx);
     if (change == NULL) {
         return rc;

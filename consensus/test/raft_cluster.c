@@ -90,11 +90,14 @@ static int machine_restore(void *ctx, uint64_t index, const uint8_t *bytes,
     if (m->fail_restore) {
         return COMMON_ENOMEM;
     }
-    if (m->applied_index >= index) {
+    /* The snapshot names the last command it holds, which may be below
+     * Raft's index (barriers and configuration changes after it). */
+    assert_true(size >= 16);
+    assert_true(read_u64(bytes) <= index);
+    if (m->applied_index >= read_u64(bytes)) {
         return 0; /* already there: keep our state */
     }
-    assert_true(size >= 16);
-    assert_int_equal(read_u64(bytes), index);
+    index = read_u64(bytes);
     count = read_u64(bytes + 8);
     assert_int_equal(size, 16 + count * 24 + m->snapshot_padding);
     m->count = 0;

@@ -12,6 +12,8 @@
 #include "raft_cluster.h"
 #include "wire.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct consensus__store *store_of(struct rc_cluster *c, unsigned i)
@@ -243,6 +245,144 @@ static void test_snapshot_in_parts(void **state)
     rc_free(&c);
 }
 
+struct change {
+    bool done;
+    int status;
+};
+
+static void change_done(void *ctx, int status)
+{
+    struct change *ch = ctx;
+    ch->done = true;
+    ch->status = status;
+}
+
+static bool change_is_done(struct rc_cluster *c, void *arg)
+{
+    (void)c;
+    return ((struct change *)arg)->done;
+}
+
+/* A node already in the configuration cannot be added under another id;
+ * removed first, it comes back under a new id with an empty log and is
+ * heard again (its messages under the new id were once refused). */
+static void test_member_back_under_new_id(void **state)
+{
+    struct rc_cluster c;
+    struct change ch = {0};
+    struct consensus_member member;
+    char command[700];
+    unsigned leader, moved;
+
+    (void)state;
+    rc_init(&c, 3, 39);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    leader = rc_wait_leader(&c, 5000);
+    moved = (leader + 1) % 3;
+    rc_commit(&c, 1);
+    member = (struct consensus_member){.id = 9,
+                                       .node = c.nodes[moved].node,
+                                       .address = c.nodes[moved].address,
+                                       .role = CONSENSUS_VOTER};
+    assert_int_equal(
+        consensus_add(c.nodes[leader].consensus, &member, change_done, &ch),
+        CONSENSUS_EBADID);
+    assert_int_equal(consensus_remove(c.nodes[leader].consensus,
+                                      c.nodes[moved].id, change_done, &ch),
+                     0);
+    assert_true(rc_run_until(&c, change_is_done, &ch, 5000));
+    assert_int_equal(ch.status, 0);
+    rc_stop(&c, moved);
+    snprintf(command, sizeof command, "rm -rf '%s'", c.nodes[moved].dir);
+    assert_int_equal(system(command), 0);
+    rc_wipe_machine(&c, moved);
+    c.nodes[moved].id = 9;
+    rc_start(&c, moved);
+    ch = (struct change){0};
+    assert_int_equal(
+        consensus_add(c.nodes[leader].consensus, &member, change_done, &ch), 0);
+    assert_true(rc_run_until(&c, change_is_done, &ch, 10000));
+    assert_int_equal(ch.status, 0);
+    rc_commit(&c, 2);
+    rc_run(&c, 500);
+    assert_true(rc_has_value(&c, moved, 2));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
+/* Builds part k (of size part, the last may be shorter) of whole. */
+static size_t make_part(const uint8_t *whole, size_t total, size_t part,
+                        size_t k, uint64_t checksum, uint8_t *out)
+{
+    size_t offset = k * part;
+    size_t n = total - offset < part ? total - offset : part;
+
+    out[0] = (uint8_t)((k == 0 ? 1 : 0) | (offset + n == total ? 2 : 0));
+    for (int b = 0; b < 8; b++) {
+        out[1 + b] = (uint8_t)(total >> (8 * b));
+        out[9 + b] = (uint8_t)(offset >> (8 * b));
+        out[17 + b] = (uint8_t)(checksum >> (8 * b));
+    }
+    memcpy(out + 25, whole + offset, n);
+    return 25 + n;
+}
+
+/* Parts out of order, missing, from a stranger, or not matching the
+ * whole's checksum are refused; in order they make the whole. */
+static void test_parts_checked(void **state)
+{
+    struct consensus c = {0};
+    struct consensus__peer peer = {0};
+    struct transport_node_id stranger;
+    uint8_t whole[1000], part[400], *got;
+    size_t sizes[4], got_size;
+    uint64_t sum;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof whole; i++) {
+        whole[i] = (uint8_t)(i * 7);
+    }
+    sum = common_checksum64(whole, sizeof whole, 0);
+    memset(peer.node.key, 3, sizeof peer.node.key);
+    memset(stranger.key, 4, sizeof stranger.key);
+    c.peers = &peer;
+    c.peer_count = 1;
+    /* Out of order: the second part before the first's successor. */
+    sizes[0] = make_part(whole, sizeof whole, 300, 0, sum, part);
+    assert_int_equal(consensus__parts_received(&c, &peer.node, part, sizes[0],
+                                               &got, &got_size),
+                     0);
+    sizes[2] = make_part(whole, sizeof whole, 300, 2, sum, part);
+    assert_int_equal(consensus__parts_received(&c, &peer.node, part, sizes[2],
+                                               &got, &got_size),
+                     CONSENSUS_EPROTO);
+    /* A stranger's first part. */
+    sizes[0] = make_part(whole, sizeof whole, 300, 0, sum, part);
+    assert_int_equal(consensus__parts_received(&c, &stranger, part, sizes[0],
+                                               &got, &got_size),
+                     CONSENSUS_EPROTO);
+    /* A checksum the bytes do not match: refused at the last part. */
+    for (size_t k = 0; k < 4; k++) {
+        size_t n = make_part(whole, sizeof whole, 300, k, sum + 1, part);
+        int rc =
+            consensus__parts_received(&c, &peer.node, part, n, &got, &got_size);
+        assert_int_equal(rc, k < 3 ? 0 : CONSENSUS_EPROTO);
+    }
+    /* In order: the whole. */
+    for (size_t k = 0; k < 4; k++) {
+        size_t n = make_part(whole, sizeof whole, 300, k, sum, part);
+        assert_int_equal(
+            consensus__parts_received(&c, &peer.node, part, n, &got, &got_size),
+            0);
+        assert_true(k < 3 ? got == NULL : got != NULL);
+    }
+    assert_int_equal(got_size, sizeof whole);
+    assert_memory_equal(got, whole, sizeof whole);
+    common_free(got);
+    consensus__parts_close(&c);
+}
+
 /* A member cannot speak as another: a RequestVote that names another
  * member's Raft id, sent by a node under its own identity, is dropped. */
 static void test_spoofed_sender_dropped(void **state)
@@ -297,6 +437,8 @@ int main(void)
         cmocka_unit_test(test_restore_failure_at_start),
         cmocka_unit_test(test_large_entries_catch_up),
         cmocka_unit_test(test_snapshot_in_parts),
+        cmocka_unit_test(test_parts_checked),
+        cmocka_unit_test(test_member_back_under_new_id),
         cmocka_unit_test(test_spoofed_sender_dropped),
     };
 
