@@ -55,7 +55,10 @@
  * Identity. Members are named by a Raft id (a positive 64-bit number,
  * chosen once, stable) and reached through the transport by their node id
  * (the ed25519 key the transport authenticates) and address. A message
- * whose sender is not the node its Raft address names is dropped.
+ * is dropped unless the transport authenticated the node its Raft address
+ * names, and the configuration binds its Raft id to that node: a member
+ * can only ever speak as itself. One node, one id: a node changes its
+ * address by being removed and added again under a new id.
  *
  * Errors are negative codes: common's, or CONSENSUS_* below.
  */
