@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "engine_int.h"
+#include "plan.h"
 #include "storage.h"
 
 static bool is_reserved_name(const char *name)
@@ -188,6 +189,12 @@ static int add_index(struct engine_db *db, const struct ast_create_index *def,
     return rc == 0 ? 0 : engine__db_error(db, rc, "out of memory");
 }
 
+static bool is_parameter(const struct ast_expr *ast, const void *arg)
+{
+    (void)arg;
+    return ast->kind == AST_PARAMETER;
+}
+
 static int create_index(struct engine_stmt *stmt)
 {
     const struct ast_create_index *def = &stmt->ast->u.create_index;
@@ -207,6 +214,11 @@ static int create_index(struct engine_stmt *stmt)
     if (engine__catalog_find(db, def->name) != NULL) {
         return engine__db_error(db, ENGINE_ESQL,
                                 "there is already a table named %s", def->name);
+    }
+    if (def->where != NULL && engine__ast_any(def->where, is_parameter, NULL)) {
+        return engine__db_error(
+            db, ENGINE_ESQL,
+            "parameters prohibited in partial index WHERE clauses");
     }
     if (def->unique && def->where != NULL) {
         return engine__db_error(db, ENGINE_ESQL,

@@ -17,7 +17,21 @@
 #include <strings.h>
 
 #include "common.h"
+#include "plan.h"
 #include "tokenize.h"
+
+static bool is_parameter(const struct ast_expr *ast, const void *arg)
+{
+    (void)arg;
+    return ast->kind == AST_PARAMETER;
+}
+
+/* Whether expr (NULL: none) holds a parameter: a CHECK or a DEFAULT has
+ * no statement to bind it (SQLite refuses them too). */
+static bool has_parameter(const struct ast_expr *expr)
+{
+    return expr != NULL && engine__ast_any(expr, is_parameter, NULL);
+}
 
 #define SLOTS_INITIAL 64
 
@@ -85,6 +99,13 @@ static int define_column(struct engine_table *table, size_t index,
     }
     column->not_null = def->not_null;
     column->not_null_conflict = def->not_null_conflict;
+    if (has_parameter(def->default_value)) {
+        /* A statement's parameters have no value when a default is used
+         * (SQLite's message). */
+        snprintf(errmsg, errmsg_size,
+                 "default value of column [%s] is not constant", def->name);
+        return ENGINE_ESQL;
+    }
     column->default_value = def->default_value;
     return 0;
 }
@@ -147,6 +168,9 @@ static int define_column_keys(struct engine_table *table,
         int rc;
 
         for (size_t c = 0; c < column->checks.count; c++) {
+            if (has_parameter(column->checks.items[c])) {
+                goto check_parameter;
+            }
             table->checks[table->check_count++] = column->checks.items[c];
         }
         if (column->primary_key) {
@@ -179,6 +203,9 @@ static int define_column_keys(struct engine_table *table,
 two_primary_keys:
     snprintf(errmsg, errmsg_size, "table \"%s\" has more than one primary key",
              def->name);
+    return ENGINE_ESQL;
+check_parameter:
+    snprintf(errmsg, errmsg_size, "parameters prohibited in CHECK constraints");
     return ENGINE_ESQL;
 }
 
@@ -218,6 +245,11 @@ static int define_table_constraint(struct engine_table *table,
     int rc;
 
     if (c->kind == AST_CONSTRAINT_CHECK) {
+        if (has_parameter(c->check)) {
+            snprintf(errmsg, errmsg_size,
+                     "parameters prohibited in CHECK constraints");
+            return ENGINE_ESQL;
+        }
         table->checks[table->check_count++] = c->check;
         return 0;
     }

@@ -759,3 +759,16 @@ SELECT rowid, a FROM t WHERE a > 100;
 DELETE FROM t WHERE a > 100 AND b < 1;
 ROLLBACK;
 SELECT rowid, a FROM t WHERE a > 100 AND a < 9007199254740992.5;
+
+-- case: parameters in a CHECK, a DEFAULT or a partial index's WHERE are
+-- refused at CREATE (once accepted, then read past the statement's
+-- parameters at INSERT: found by fuzz_engine)
+CREATE TABLE v(p INTEGER PRIMARY KEY, r CHECK (? > 1));
+CREATE TABLE v2(p, CHECK (p > ?1));
+CREATE TABLE w(r DEFAULT (?));
+CREATE TABLE y(a);
+CREATE INDEX yi ON y(a) WHERE a > ?;
+INSERT INTO v(r) VALUES (1);
+INSERT INTO w DEFAULT VALUES;
+INSERT INTO y VALUES (5);
+SELECT a FROM y;
