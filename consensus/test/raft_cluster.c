@@ -485,6 +485,20 @@ int rc_propose(struct rc_cluster *c, unsigned i, uint64_t value,
                              op_done, op);
 }
 
+void rc_change_done(void *ctx, int status)
+{
+    struct rc_change *ch = ctx;
+
+    ch->done = true;
+    ch->status = status;
+}
+
+bool rc_change_is_done(struct rc_cluster *c, void *arg)
+{
+    (void)c;
+    return ((struct rc_change *)arg)->done;
+}
+
 void rc_read_done(void *ctx, int status)
 {
     struct rc_reads *r = ctx;

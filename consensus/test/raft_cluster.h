@@ -142,6 +142,17 @@ struct rc_reads {
 /* A consensus_barrier_cb counting into ctx, a struct rc_reads. */
 void rc_read_done(void *ctx, int status);
 
+/* An admin call's outcome (consensus_add(), _remove(), _transfer()...),
+ * written by rc_change_done(); rc_change_is_done() is its rc_run_until()
+ * predicate. */
+struct rc_change {
+    bool done;
+    int status;
+};
+
+void rc_change_done(void *ctx, int status);
+bool rc_change_is_done(struct rc_cluster *c, void *arg);
+
 /* Proposes value on member i; op receives the outcome. Returns
  * consensus_propose()'s code. */
 int rc_propose(struct rc_cluster *c, unsigned i, uint64_t value,

@@ -245,31 +245,13 @@ static void test_snapshot_in_parts(void **state)
     rc_free(&c);
 }
 
-struct change {
-    bool done;
-    int status;
-};
-
-static void change_done(void *ctx, int status)
-{
-    struct change *ch = ctx;
-    ch->done = true;
-    ch->status = status;
-}
-
-static bool change_is_done(struct rc_cluster *c, void *arg)
-{
-    (void)c;
-    return ((struct change *)arg)->done;
-}
-
 /* A node already in the configuration cannot be added under another id;
  * removed first, it comes back under a new id with an empty log and is
  * heard again (its messages under the new id were once refused). */
 static void test_member_back_under_new_id(void **state)
 {
     struct rc_cluster c;
-    struct change ch = {0};
+    struct rc_change ch = {0};
     struct consensus_member member;
     char command[700];
     unsigned leader, moved;
@@ -286,12 +268,12 @@ static void test_member_back_under_new_id(void **state)
                                        .address = c.nodes[moved].address,
                                        .role = CONSENSUS_VOTER};
     assert_int_equal(
-        consensus_add(c.nodes[leader].consensus, &member, change_done, &ch),
+        consensus_add(c.nodes[leader].consensus, &member, rc_change_done, &ch),
         CONSENSUS_EBADID);
     assert_int_equal(consensus_remove(c.nodes[leader].consensus,
-                                      c.nodes[moved].id, change_done, &ch),
+                                      c.nodes[moved].id, rc_change_done, &ch),
                      0);
-    assert_true(rc_run_until(&c, change_is_done, &ch, 5000));
+    assert_true(rc_run_until(&c, rc_change_is_done, &ch, 5000));
     assert_int_equal(ch.status, 0);
     rc_stop(&c, moved);
     snprintf(command, sizeof command, "rm -rf '%s'", c.nodes[moved].dir);
@@ -299,10 +281,11 @@ static void test_member_back_under_new_id(void **state)
     rc_wipe_machine(&c, moved);
     c.nodes[moved].id = 9;
     rc_start(&c, moved);
-    ch = (struct change){0};
+    ch = (struct rc_change){0};
     assert_int_equal(
-        consensus_add(c.nodes[leader].consensus, &member, change_done, &ch), 0);
-    assert_true(rc_run_until(&c, change_is_done, &ch, 10000));
+        consensus_add(c.nodes[leader].consensus, &member, rc_change_done, &ch),
+        0);
+    assert_true(rc_run_until(&c, rc_change_is_done, &ch, 10000));
     assert_int_equal(ch.status, 0);
     rc_commit(&c, 2);
     rc_run(&c, 500);

@@ -18,6 +18,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,12 +66,15 @@ static int group_setup(void **state)
     return 0;
 }
 
-static char test_dir[64];
+static char test_dir[256];
 
 static int dir_setup(void **state)
 {
     (void)state;
-    strcpy(test_dir, "/tmp/sinew-store-XXXXXX");
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(test_dir, sizeof(test_dir), "%s/sinew-store-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     return mkdtemp(test_dir) == NULL ? -1 : 0;
 }
 
@@ -80,7 +85,7 @@ static int dir_teardown(void **state)
 
     (void)state;
     while (dir != NULL && (entry = readdir(dir)) != NULL) {
-        char path[512];
+        char path[1024];
 
         if (entry->d_name[0] != '.') {
             snprintf(path, sizeof(path), "%s/%s", test_dir, entry->d_name);
@@ -275,7 +280,7 @@ static unsigned segment_from_end(unsigned n, char *name)
 
 static off_t file_size(const char *name)
 {
-    char path[512];
+    char path[1024];
     struct stat st;
 
     path_of(name, path, sizeof(path));
@@ -285,7 +290,7 @@ static off_t file_size(const char *name)
 
 static void file_truncate(const char *name, off_t size)
 {
-    char path[512];
+    char path[1024];
 
     path_of(name, path, sizeof(path));
     assert_int_equal(truncate(path, size), 0);
@@ -293,7 +298,7 @@ static void file_truncate(const char *name, off_t size)
 
 static void file_flip(const char *name, off_t offset)
 {
-    char path[512];
+    char path[1024];
     uint8_t byte;
     int fd;
 
@@ -308,7 +313,7 @@ static void file_flip(const char *name, off_t offset)
 
 static void file_write(const char *name, const void *data, size_t size)
 {
-    char path[512];
+    char path[1024];
     int fd;
 
     path_of(name, path, sizeof(path));
@@ -658,8 +663,8 @@ static void store_snapshot_installed_replaces_log(void **state)
 static void store_snapshot_rolls_forward(void **state)
 {
     struct consensus__store *s = store_open();
-    char path[512];
-    char copy[512];
+    char path[1024];
+    char copy[1024];
     char name[32];
 
     (void)state;
@@ -779,7 +784,7 @@ static void store_damage_in_older_segment_fails(void **state)
 static void store_bad_metadata_fails(void **state)
 {
     char bytes[48] = "garbage";
-    char path[512];
+    char path[1024];
 
     (void)state;
     make_log(3, 2048);
@@ -800,7 +805,7 @@ static void store_bad_metadata_fails(void **state)
 /* The whole file (test_malloc'd) and its size. */
 static uint8_t *file_read(const char *name, size_t *size)
 {
-    char path[512];
+    char path[1024];
     uint8_t *data;
     int fd;
 

@@ -219,31 +219,13 @@ static void test_snapshot_rebuilds_member(void **state)
     rc_free(&c);
 }
 
-struct change {
-    bool done;
-    int status;
-};
-
-static void change_done(void *ctx, int status)
-{
-    struct change *ch = ctx;
-    ch->done = true;
-    ch->status = status;
-}
-
-static bool change_is_done(struct rc_cluster *c, void *arg)
-{
-    (void)c;
-    return ((struct change *)arg)->done;
-}
-
 /* Membership changes while writes flow: a fourth member joins as a
  * learner and becomes a voter once caught up; a voter is removed; the
  * leader hands over leadership. */
 static void test_membership_under_load(void **state)
 {
     struct rc_cluster c;
-    struct change ch = {0};
+    struct rc_change ch = {0};
     struct consensus_member member;
     struct consensus_member members[8];
     size_t count;
@@ -264,7 +246,7 @@ static void test_membership_under_load(void **state)
                                        .address = c.nodes[3].address,
                                        .role = CONSENSUS_VOTER};
     assert_int_equal(consensus_add(node_quorum_consensus(qt_member(&c, leader)),
-                                   &member, change_done, &ch),
+                                   &member, rc_change_done, &ch),
                      0);
     while (!ch.done && k < 200) {
         char sql[64];
@@ -272,7 +254,7 @@ static void test_membership_under_load(void **state)
         qt_exec(&c, sql);
         k++;
     }
-    assert_true(rc_run_until(&c, change_is_done, &ch, 10000));
+    assert_true(rc_run_until(&c, rc_change_is_done, &ch, 10000));
     assert_int_equal(ch.status, 0);
     consensus_members(node_quorum_consensus(qt_member(&c, leader)), members, 8,
                       &count);
@@ -284,20 +266,20 @@ static void test_membership_under_load(void **state)
     assert_int_equal(qt_query_int(&c, 3, "SELECT count(*) FROM kv", -1), k);
 
     /* Hand leadership to the new member, then remove the old leader. */
-    ch = (struct change){0};
+    ch = (struct rc_change){0};
     assert_int_equal(
         consensus_transfer(node_quorum_consensus(qt_member(&c, leader)),
-                           c.nodes[3].id, change_done, &ch),
+                           c.nodes[3].id, rc_change_done, &ch),
         0);
-    assert_true(rc_run_until(&c, change_is_done, &ch, 10000));
+    assert_true(rc_run_until(&c, rc_change_is_done, &ch, 10000));
     leader = rc_wait_leader(&c, 5000);
     assert_int_equal(leader, 3);
-    ch = (struct change){0};
+    ch = (struct rc_change){0};
     assert_int_equal(consensus_remove(node_quorum_consensus(qt_member(&c, 3)),
-                                      c.nodes[0].id, change_done, &ch),
+                                      c.nodes[0].id, rc_change_done, &ch),
                      0);
     qt_exec(&c, "INSERT INTO kv VALUES (1000, 1)");
-    assert_true(rc_run_until(&c, change_is_done, &ch, 10000));
+    assert_true(rc_run_until(&c, rc_change_is_done, &ch, 10000));
     assert_int_equal(ch.status, 0);
     consensus_members(node_quorum_consensus(qt_member(&c, 3)), members, 8,
                       &count);

@@ -386,18 +386,6 @@ static void quorum_apply_replays_mixed_transactions(void **state)
     node_remove(&b);
 }
 
-static int synchronous_full(void **state)
-{
-    quorum_test_synchronous = "FULL";
-    return common_test_group_setup(state);
-}
-
-static int synchronous_off(void **state)
-{
-    quorum_test_synchronous = "OFF";
-    return common_test_group_setup(state);
-}
-
 #define QUORUM_TESTS                                                           \
     {                                                                          \
         cmocka_unit_test(quorum_execute_is_invisible_until_applied),           \

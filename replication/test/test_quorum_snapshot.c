@@ -211,18 +211,6 @@ static void quorum_snapshot_damage_is_refused(void **state)
     node_remove(&b);
 }
 
-static int synchronous_full(void **state)
-{
-    quorum_test_synchronous = "FULL";
-    return common_test_group_setup(state);
-}
-
-static int synchronous_off(void **state)
-{
-    quorum_test_synchronous = "OFF";
-    return common_test_group_setup(state);
-}
-
 #define SNAPSHOT_TESTS                                                         \
     {                                                                          \
         cmocka_unit_test(quorum_snapshot_restores_identical_state),            \

@@ -251,4 +251,18 @@ static inline int64_t query_int(struct engine_db *db, const char *sql)
     return value;
 }
 
+/* Group setups: the suites run once with each PRAGMA synchronous the
+ * state machine may be given. */
+static inline int synchronous_full(void **state)
+{
+    quorum_test_synchronous = "FULL";
+    return common_test_group_setup(state);
+}
+
+static inline int synchronous_off(void **state)
+{
+    quorum_test_synchronous = "OFF";
+    return common_test_group_setup(state);
+}
+
 #endif /* SINEW_TEST_QUORUM_UTIL_H */
