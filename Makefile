@@ -3,6 +3,9 @@
 # The project's commands (README). Each wraps CMake/CTest; the build lands in
 # build/, executables in build/bin/.
 #
+#   make run        set-up + build + a single-node server on
+#                   127.0.0.1:8080 with its data in ./sinew-data
+#                   (RUN_ARGS adds options to `sinew serve`)
 #   make            build
 #   make setup      install every system package (scripts/setup.sh, as root)
 #   make test       set-up + build + every test but the benchmarks
@@ -28,6 +31,7 @@ SANITIZE_DIR ?= build-sanitize
 TSAN_DIR ?= build-tsan
 JOBS ?= $(shell nproc)
 WERROR ?= 0
+RUN_ARGS ?=
 SANITIZERS ?= address,undefined
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -40,7 +44,7 @@ CATCHUP_BENCH_ARGS ?=
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build setup test sanitize tsan fuzz bench bench-quorum format clean
+.PHONY: all build run setup test sanitize tsan fuzz bench bench-quorum format clean
 
 all: build
 
@@ -50,6 +54,13 @@ build:
 
 setup:
 	scripts/setup.sh
+
+run:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+	$(BUILD_DIR)/bin/sinew serve --data ./sinew-data --http 127.0.0.1:8080 \
+		$(RUN_ARGS)
 
 test:
 	scripts/setup.sh

@@ -15,6 +15,7 @@ function(sinew_require name module)
 endfunction()
 
 sinew_require(CMOCKA cmocka)
+sinew_require(JANSSON jansson)
 sinew_require(LIBEDIT libedit)
 sinew_require(LIBUV libuv)
 sinew_require(LZ4 liblz4)
@@ -23,6 +24,21 @@ sinew_require(RAFT raft)
 sinew_require(SODIUM libsodium)
 sinew_require(SQLITE3 sqlite3)
 sinew_require(XXHASH libxxhash)
+
+# http-parser (Debian's libhttp-parser-dev) ships no pkg-config file.
+find_path(HTTP_PARSER_INCLUDE_DIR http_parser.h)
+find_library(HTTP_PARSER_LIBRARY http_parser)
+if(NOT HTTP_PARSER_INCLUDE_DIR OR NOT HTTP_PARSER_LIBRARY)
+  message(FATAL_ERROR
+    "http-parser not found (libhttp-parser-dev). Run scripts/setup.sh as "
+    "root, or 'make setup', to install every dependency.")
+endif()
+if(NOT TARGET HttpParser::HttpParser)
+  add_library(HttpParser::HttpParser UNKNOWN IMPORTED)
+  set_target_properties(HttpParser::HttpParser PROPERTIES
+    IMPORTED_LOCATION ${HTTP_PARSER_LIBRARY}
+    INTERFACE_INCLUDE_DIRECTORIES ${HTTP_PARSER_INCLUDE_DIR})
+endif()
 
 # libraft 0.15.0 (Debian bookworm's main suite) has a reproduced Raft safety bug;
 # 0.22 is the first release the consensus module is written against.

@@ -16,7 +16,8 @@ RAFT_VERSION_MIN=0.22
 PACKAGES=(
     gcc libc6-dev make cmake pkg-config clang-format clang libclang-rt-14-dev
     libuv1-dev libmsgpack-dev libsodium-dev liblz4-dev libxxhash-dev
-    libcmocka-dev libsqlite3-dev sqlite3 libedit-dev
+    libcmocka-dev libsqlite3-dev sqlite3 libedit-dev libhttp-parser-dev
+    libjansson-dev
 )
 SOURCES_FILE=/etc/apt/sources.list.d/sinew-backports.sources
 
@@ -33,10 +34,18 @@ raft_is_recent() {
     is_installed libraft-dev && dpkg --compare-versions "$version" ge "$RAFT_VERSION_MIN"
 }
 
+# Node.js and npm run the client-compatibility test (@libsql/client). A
+# machine that already has them from elsewhere (its own nodejs package that
+# bundles npm) keeps them: Debian's npm would conflict with it.
+COMMAND_PACKAGES=(node:nodejs npm:npm)
+
 missing_packages() {
-    local package
+    local package entry
     for package in "${PACKAGES[@]}"; do
         is_installed "$package" || printf '%s\n' "$package"
+    done
+    for entry in "${COMMAND_PACKAGES[@]}"; do
+        command -v "${entry%%:*}" >/dev/null 2>&1 || printf '%s\n' "${entry#*:}"
     done
 }
 

@@ -3,14 +3,18 @@
  * main.c: the sinew binary's only main(). It picks the subcommand from
  * argv[1] in a table of {name, run, summary} and hands it the remaining
  * arguments; each subcommand returns its exit status. New subcommands
- * (serve, import, export, keygen, cluster) are one row of the table.
+ * are one row of the table.
  *
  * Exit status 2 means bad usage: an unknown subcommand or option.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cluster_cli.h"
+#include "keygen.h"
+#include "serve.h"
 #include "shell.h"
+#include "transfer.h"
 
 #ifndef SINEW_VERSION
 #error "SINEW_VERSION must come from CMake's PROJECT_VERSION"
@@ -25,7 +29,12 @@ struct sinew_command {
 };
 
 static const struct sinew_command commands[] = {
+    {"serve", serve_main, "run a node: clients over HTTP, peers over TCP"},
     {"shell", shell_main, "run SQL interactively or from standard input"},
+    {"import", import_main, "copy a SQLite database into a new sinew one"},
+    {"export", export_main, "copy a sinew database into a new SQLite one"},
+    {"keygen", keygen_main, "make a node identity key file, print its id"},
+    {"cluster", cluster_main, "a node's status and quorum membership"},
 };
 
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))

@@ -2,10 +2,12 @@
  *
  * shell.c: `sinew shell`. Reads SQL from -c or standard input, collects
  * lines until they hold a complete statement (shell_complete.h), runs each
- * statement through engine_prepare()/engine_step() and prints its rows with
- * shell_output.h; lines that start with '.' between statements are dot
- * commands (.mode, .headers, .tables, .schema, .timer ...), parsed and
- * answered as sqlite3 3.40 answers them.
+ * statement through a backend (shell_backend.h: the engine on a local file,
+ * or a sinew node over HTTP) and prints its rows with shell_output.h; lines
+ * that start with '.' between statements are dot commands (.mode, .headers,
+ * .tables, .schema, .timer ...), parsed and answered as sqlite3 3.40
+ * answers them. .tables and .schema query sqlite_schema through the same
+ * backend, so they work on a node too.
  *
  * Errors: a failed statement prints "Error: <message>" on standard error
  * and the shell goes on with the next statement (sqlite3 prints "Parse
@@ -23,15 +25,10 @@
 
 #include "common.h"
 #include "engine.h"
+#include "shell_backend.h"
 #include "shell_complete.h"
 #include "shell_input.h"
 #include "shell_output.h"
-
-STATIC_ASSERT(ENGINE_INTEGER == SHELL_VALUE_INTEGER, "storage classes");
-STATIC_ASSERT(ENGINE_FLOAT == SHELL_VALUE_FLOAT, "storage classes");
-STATIC_ASSERT(ENGINE_TEXT == SHELL_VALUE_TEXT, "storage classes");
-STATIC_ASSERT(ENGINE_BLOB == SHELL_VALUE_BLOB, "storage classes");
-STATIC_ASSERT(ENGINE_NULL == SHELL_VALUE_NULL, "storage classes");
 
 #define SHELL_SQL_SIZE_MAX ((size_t)ENGINE_MAX_SQL_SIZE)
 #define SHELL_OUTPUT_SIZE_MAX ((size_t)1 << 31) /* one buffered table */
@@ -39,16 +36,17 @@ STATIC_ASSERT(ENGINE_NULL == SHELL_VALUE_NULL, "storage classes");
 
 /* The session. The config's strings point at the arrays below. */
 struct shell {
-    struct engine_db *db;
+    struct shell_backend backend;
     struct shell_output_config config;
     char separator[SHELL_SEPARATOR_SIZE_MAX];
     char row_separator[SHELL_SEPARATOR_SIZE_MAX];
     char null_value[SHELL_NULL_VALUE_SIZE_MAX];
-    bool is_timer_on;      /* .timer on: "Run Time:" after each input */
-    bool has_failed;       /* a statement or dot command failed: exit 1 */
-    bool is_done;          /* .quit or .exit */
-    int exit_code;         /* .exit's code */
-    struct common_buf out; /* formatted bytes not yet written */
+    bool is_timer_on;           /* .timer on: "Run Time:" after each input */
+    bool has_failed;            /* a statement or dot command failed: exit 1 */
+    bool is_done;               /* .quit or .exit */
+    int exit_code;              /* .exit's code */
+    struct common_buf out;      /* formatted bytes not yet written */
+    struct shell_output output; /* the result set being printed */
 };
 
 static void set_text(char *field, size_t size, const char *text)
@@ -87,78 +85,49 @@ static void flush_output(struct shell *shell)
  * Running statements
  * ------------------------------------------------------------------------ */
 
-static void read_row(struct engine_stmt *stmt, int count,
-                     struct shell_value *values)
+/* The sink that prints a backend's result sets (shell_backend.h). list,
+ * csv and json rows go out as they come; box and table wait for the end. */
+static int sink_begin(void *ctx, int column_count, const char *const *names)
 {
-    for (int i = 0; i < count; i++) {
-        struct shell_value *value = &values[i];
-        value->type = engine_column_type(stmt, i);
-        value->real =
-            value->type == ENGINE_FLOAT ? engine_column_double(stmt, i) : 0.0;
-        value->text = engine_column_text(stmt, i);
-        value->size = (size_t)engine_column_bytes(stmt, i);
-    }
+    struct shell *shell = ctx;
+    return shell_output_begin(&shell->output, &shell->config, column_count,
+                              names, &shell->out);
 }
 
-/* Steps stmt to the end, printing rows; returns the engine's last code. */
-static int print_rows(struct shell *shell, struct engine_stmt *stmt,
-                      struct shell_output *output, struct shell_value *values)
+static int sink_row(void *ctx, const struct shell_value *values)
 {
-    int count = engine_column_count(stmt);
-    int rc;
-    while ((rc = engine_step(stmt)) == ENGINE_ROW) {
-        read_row(stmt, count, values);
-        int out_rc = shell_output_row(output, values);
-        if (out_rc != 0) {
-            return out_rc;
-        }
-        if (shell->config.mode != SHELL_MODE_BOX &&
-            shell->config.mode != SHELL_MODE_TABLE) {
-            flush_output(shell);
-        }
+    struct shell *shell = ctx;
+    int rc = shell_output_row(&shell->output, values);
+    if (rc == 0 && shell->config.mode != SHELL_MODE_BOX &&
+        shell->config.mode != SHELL_MODE_TABLE) {
+        flush_output(shell);
     }
     return rc;
 }
 
-/* Runs one prepared statement; returns 0 or its error code. */
-static int run_statement(struct shell *shell, struct engine_stmt *stmt)
+static int sink_end(void *ctx)
 {
-    int count = engine_column_count(stmt);
-    if (count == 0) {
-        int rc;
-        while ((rc = engine_step(stmt)) == ENGINE_ROW) {
-        }
-        return rc == ENGINE_DONE ? 0 : rc;
-    }
-    const char **names = common_calloc((size_t)count, sizeof(*names));
-    struct shell_value *values = common_calloc((size_t)count, sizeof(*values));
-    int rc = names != NULL && values != NULL ? 0 : COMMON_ENOMEM;
-    for (int i = 0; rc == 0 && i < count; i++) {
-        names[i] = engine_column_name(stmt, i);
-    }
-    struct shell_output output;
-    if (rc == 0) {
-        rc = shell_output_begin(&output, &shell->config, count, names,
-                                &shell->out);
-    }
-    if (rc == 0) {
-        rc = print_rows(shell, stmt, &output, values);
-        int end_rc = shell_output_end(&output);
-        rc = rc == ENGINE_DONE ? end_rc : rc;
-        shell_output_close(&output);
-    }
+    struct shell *shell = ctx;
+    int rc = shell_output_end(&shell->output);
+    shell_output_close(&shell->output);
     flush_output(shell);
-    common_free(values);
-    common_free(names);
     return rc;
 }
 
-static const char *error_text(struct shell *shell, int rc)
+/* Reports a failed statement or query: "Error: <message>", or, when the
+ * backend says nothing later can succeed, its message alone and the end
+ * of the session. */
+static void report_run_error(struct shell *shell, int rc)
 {
-    if (rc >= ENGINE_ERROR_FIRST && rc <= ENGINE_ERROR_LAST) {
-        return engine_errmsg(shell->db);
+    const struct shell_backend *backend = &shell->backend;
+    const char *text = backend->ops->error_text(backend->state, rc);
+    if (backend->ops->is_fatal(backend->state, rc)) {
+        fprintf(stderr, "%s\n", text);
+        shell->has_failed = true;
+        shell->is_done = true;
+        return;
     }
-    return common_strerror(rc);
+    report_error(shell, text);
 }
 
 static bool is_blank(const char *text, size_t size)
@@ -169,33 +138,6 @@ static bool is_blank(const char *text, size_t size)
         }
     }
     return true;
-}
-
-/* Runs the statements of one piece of text (normally one), walking the
- * engine's tail. An error ends the piece. */
-static void run_piece(struct shell *shell, const char *sql, size_t size)
-{
-    const char *end = sql + size;
-    while (sql < end && !is_blank(sql, (size_t)(end - sql))) {
-        struct engine_stmt *stmt = NULL;
-        const char *tail = end;
-        int rc = engine_prepare(shell->db, sql, (int)(end - sql), &stmt, &tail);
-        if (rc != 0) {
-            report_error(shell, error_text(shell, rc));
-            return;
-        }
-        if (stmt != NULL) {
-            rc = run_statement(shell, stmt);
-            if (rc != 0) {
-                report_error(shell, error_text(shell, rc));
-            }
-            engine_finalize(stmt);
-        }
-        if (rc != 0 || tail <= sql || tail > end) {
-            return;
-        }
-        sql = tail;
-    }
 }
 
 static double seconds_between(struct timeval from, struct timeval to)
@@ -214,10 +156,16 @@ static void run_sql(struct shell *shell, const char *sql, size_t size)
     struct timeval wall_after;
     getrusage(RUSAGE_SELF, &usage_before);
     gettimeofday(&wall_before, NULL);
-    while (size > 0) {
+    const struct shell_sink sink = {
+        .ctx = shell, .begin = sink_begin, .row = sink_row, .end = sink_end};
+    while (size > 0 && !shell->is_done) {
         size_t piece = shell_statement_size(sql, size);
         ASSERT(piece > 0);
-        run_piece(shell, sql, piece);
+        int rc = shell->backend.ops->run(shell->backend.state, sql, piece, NULL,
+                                         &sink);
+        if (rc != 0) {
+            report_run_error(shell, rc);
+        }
         sql += piece;
         size -= piece;
     }
@@ -410,23 +358,37 @@ static int push_string(struct shell_strings *strings, const char *text)
     return 0;
 }
 
+static int strings_begin(void *ctx, int column_count, const char *const *names)
+{
+    (void)ctx;
+    (void)column_count;
+    (void)names;
+    return 0;
+}
+
+static int strings_row(void *ctx, const struct shell_value *values)
+{
+    return push_string(ctx, values[0].text != NULL ? values[0].text : "");
+}
+
+static int strings_end(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
 static int query_strings(struct shell *shell, const char *query,
                          const char *pattern, struct shell_strings *strings)
 {
-    struct engine_stmt *stmt = NULL;
-    int rc = engine_prepare(shell->db, query, -1, &stmt, NULL);
-    if (rc == 0 && pattern != NULL) {
-        rc = engine_bind_text(stmt, 1, pattern, -1);
-    }
-    while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
-        const char *text = engine_column_text(stmt, 0);
-        rc = push_string(strings, text != NULL ? text : "");
-    }
-    rc = rc == ENGINE_DONE ? 0 : rc;
+    const struct shell_sink sink = {.ctx = strings,
+                                    .begin = strings_begin,
+                                    .row = strings_row,
+                                    .end = strings_end};
+    int rc = shell->backend.ops->run(shell->backend.state, query, strlen(query),
+                                     pattern, &sink);
     if (rc != 0) {
-        report_error(shell, error_text(shell, rc));
+        report_run_error(shell, rc);
     }
-    engine_finalize(stmt);
     return rc;
 }
 
@@ -617,9 +579,12 @@ static int run_input(struct shell *shell)
 void shell_usage(FILE *stream)
 {
     fprintf(stream,
-            "Usage: sinew shell [OPTIONS] [FILE]\n"
+            "Usage: sinew shell [OPTIONS] [FILE | http://HOST:PORT/]\n"
             "Runs SQL from standard input, or from -c, on the database FILE\n"
-            "(an in-memory database without FILE).\n"
+            "(an in-memory database without FILE) or on the sinew node at\n"
+            "the URL (its bearer token from --auth-token-file or\n"
+            "$SINEW_AUTH_TOKEN).\n"
+            "  -auth-token-file F   send the token in file F to the node\n"
             "  -box                 output mode box\n"
             "  -c SQL               run SQL (one or more statements) and exit\n"
             "  -csv                 output mode csv\n"
@@ -632,10 +597,11 @@ void shell_usage(FILE *stream)
             "  -table               output mode table\n");
 }
 
-/* The values of -c, -separator and -nullvalue, and the database path. */
+/* The values of -c and -auth-token-file, and the database path or URL. */
 struct shell_options {
     const char *command;
     const char *path;
+    const char *token_file;
     bool wants_help;
 };
 
@@ -672,6 +638,8 @@ static bool apply_valued(struct shell *shell, const char *flag,
         set_text(shell->null_value, sizeof(shell->null_value), value);
     } else if (strcmp(flag, "c") == 0) {
         options->command = value;
+    } else if (strcmp(flag, "auth-token-file") == 0) {
+        options->token_file = value;
     } else {
         return false;
     }
@@ -723,11 +691,11 @@ int shell_main(int argc, char **argv)
         common_buf_close(&shell.out);
         return SHELL_EXIT_OK;
     }
-    int rc = engine_open(options.path, &shell.db);
+    char error[SHELL_BACKEND_ERROR_SIZE];
+    int rc = shell_backend_open(options.path, options.token_file,
+                                &shell.backend, error, sizeof(error));
     if (rc != 0) {
-        fprintf(stderr, "Error: unable to open database \"%s\": %s\n",
-                options.path != NULL ? options.path : ":memory:",
-                engine_strerror(rc));
+        fprintf(stderr, "%s\n", error);
         common_buf_close(&shell.out);
         return SHELL_EXIT_FAILED;
     }
@@ -736,7 +704,7 @@ int shell_main(int argc, char **argv)
     } else if ((rc = run_input(&shell)) != 0) {
         report_error(&shell, common_strerror(rc));
     }
-    engine_close(shell.db);
+    shell_backend_close(&shell.backend);
     common_buf_close(&shell.out);
     if (shell.is_done && shell.exit_code != 0) {
         return shell.exit_code;
