@@ -14,7 +14,8 @@
 #   make format     format every C source with the checked-in .clang-format
 #   make fuzz       the libFuzzer targets (parser, engine, file and WAL
 #                   readers, transport session, change sets, what a peer
-#                   sends a replica), each for FUZZ_SECONDS
+#                   sends a replica, what a client sends the node),
+#                   each for FUZZ_SECONDS
 #                   (clang)
 #   make bench      the benchmarks against their peers (bench/README.md);
 #                   BENCH_ARGS passes options to bench_storage,
@@ -87,11 +88,11 @@ fuzz:
 		-DSANITIZE=fuzzer-no-link$(,)address$(,)undefined >/dev/null
 	cmake --build $(FUZZ_DIR) --target fuzz_parse fuzz_engine fuzz_storage \
 		fuzz_storage_seeds fuzz_frame fuzz_changeset fuzz_sync fuzz_wire \
-		-j $(JOBS)
+		fuzz_hrana -j $(JOBS)
 	mkdir -p $(FUZZ_DIR)/seeds-fuzz_storage
 	$(FUZZ_DIR)/bin/fuzz_storage_seeds $(FUZZ_DIR)/seeds-fuzz_storage
 	for target in fuzz_parse fuzz_engine fuzz_storage fuzz_frame \
-		fuzz_changeset fuzz_sync fuzz_wire; do \
+		fuzz_changeset fuzz_sync fuzz_wire fuzz_hrana; do \
 		seeds=engine/test/fuzz_seeds; \
 		if [ $$target = fuzz_frame ]; then \
 			seeds=transport/test/fuzz_seeds; \
@@ -104,6 +105,9 @@ fuzz:
 		fi; \
 		if [ $$target = fuzz_wire ]; then \
 			seeds=consensus/test/fuzz_seeds; \
+		fi; \
+		if [ $$target = fuzz_hrana ]; then \
+			seeds=node/test/fuzz_seeds_hrana; \
 		fi; \
 		if [ $$target = fuzz_storage ]; then \
 			seeds="$(FUZZ_DIR)/seeds-fuzz_storage \

@@ -148,6 +148,11 @@ struct hrana_run_options {
     bool in_group_transaction;
     /* 0: HRANA_RESPONSE_BYTES_MAX_DEFAULT. */
     size_t max_response_bytes;
+    /* db is one of the node's reading handles: a statement that can
+     * write fails before it runs (SQLITE_BUSY, "begin transactions that
+     * write with BEGIN IMMEDIATE"), so a reading handle never takes the
+     * write lock. */
+    bool read_handle;
 };
 
 struct hrana_run_outcome {

@@ -420,6 +420,18 @@ static int run_prepared(struct hrana_run *run, struct engine_stmt *stmt,
             "attempt to write a readonly database (the transaction "
             "began READONLY)");
     }
+    /* The node reads on handles that must never take the write lock: a
+     * write there would hold off the writing handle (and, replicated,
+     * bypass capture). Only a transaction begun as a read gets here. */
+    if (run->read_handle && !engine_stmt_readonly(stmt) &&
+        !is_transaction_control(kind) && kind != HRANA_SQL_SAVEPOINT) {
+        engine_finalize(stmt);
+        return hrana_run_fail(
+            run, "SQLITE_BUSY",
+            "this transaction began as a read and cannot write: begin "
+            "transactions that write with BEGIN IMMEDIATE (or write "
+            "first)");
+    }
     rc = bind_args(run, stmt, args);
     if (rc == 0) {
         rc = step_all(run, stmt, args, result);

@@ -149,6 +149,7 @@ struct hrana_run {
     struct hrana_stream *stream; /* borrowed */
     struct engine_db *db;        /* borrowed */
     bool group;                  /* options->in_group_transaction */
+    bool read_handle;            /* options->read_handle */
     size_t response_bytes;       /* rows encoded so far, estimated */
     size_t response_bytes_max;
     struct hrana_run_outcome *out; /* borrowed */

@@ -427,6 +427,7 @@ int hrana_pipeline_run(struct hrana_stream *stream, struct engine_db *db,
         .stream = stream,
         .db = db,
         .group = options->in_group_transaction,
+        .read_handle = options->read_handle,
         .response_bytes_max = options->max_response_bytes != 0
                                   ? options->max_response_bytes
                                   : HRANA_RESPONSE_BYTES_MAX_DEFAULT,

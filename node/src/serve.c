@@ -41,6 +41,8 @@
 #define SERVE_READERS 4
 #define SERVE_MAX_STREAMS 4096
 #define SERVE_REAP_INTERVAL_MS 1000
+/* Shutdown waits this long for requests in progress, then exits 1. */
+#define SERVE_SHUTDOWN_DEADLINE_MS 30000u
 
 static int fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *format, ...)
@@ -258,6 +260,14 @@ static void signal_cb(uv_signal_t *handle, int signum)
              "log reopened error=\"%s\"", node_strerror(rc));
         return;
     }
+    if (s->stopping) {
+        /* A second signal: the operator will not wait. Every commit
+         * acknowledged so far is durable; in-flight ones are not
+         * acknowledged. */
+        LOGF(&s->log, COMMON_LOG_WARN, "stopping at once signal=%s",
+             signum == SIGTERM ? "SIGTERM" : "SIGINT");
+        _exit(1);
+    }
     LOGF(&s->log, COMMON_LOG_INFO, "shutting down signal=%s",
          signum == SIGTERM ? "SIGTERM" : "SIGINT");
     shutdown_begin(s);
@@ -266,7 +276,9 @@ static void signal_cb(uv_signal_t *handle, int signum)
 static void reap_cb(uv_timer_t *timer)
 {
     struct serve *s = timer->data;
+
     hrana_streams_reap(s->streams, uv_now(s->loop));
+    serve__reads_expire(s, uv_now(s->loop));
 }
 
 static int start_node(struct serve *s)
@@ -322,6 +334,7 @@ static int start(struct serve *s)
 
     s->box_ready = rc == 0;
     rc = rc == 0 ? hrana_streams_new(SERVE_MAX_STREAMS, &s->streams) : rc;
+    rc = rc == 0 ? engine_open(NULL, &s->no_db) : rc;
     rc = rc == 0 ? serve_readers_new(s->db_path, SERVE_READERS,
                                      s->config.mode != SERVE_MODE_SINGLE,
                                      &s->readers)
@@ -364,6 +377,7 @@ static void finish_shutdown(struct serve *s)
     s->node = NULL;
     serve_mailbox_close(&s->box);
     uv_close((uv_handle_t *)&s->reaper, NULL);
+    uv_close((uv_handle_t *)&s->deadline, NULL);
     if (s->join_started) {
         uv_close((uv_handle_t *)&s->join_timer, NULL);
     }
@@ -398,6 +412,17 @@ static void http_closed(void *ctx)
     serve__job_done(s);
 }
 
+static void deadline_cb(uv_timer_t *timer)
+{
+    struct serve *s = timer->data;
+
+    LOGF(&s->log, COMMON_LOG_ERROR,
+         "shutdown took longer than %u s (a commit waiting for a quorum "
+         "that is gone?): stopping at once",
+         SERVE_SHUTDOWN_DEADLINE_MS / 1000u);
+    _exit(1);
+}
+
 static void shutdown_begin(struct serve *s)
 {
     if (s->stopping) {
@@ -405,6 +430,14 @@ static void shutdown_begin(struct serve *s)
     }
     s->stopping = true;
     uv_timer_stop(&s->reaper);
+    uv_timer_init(s->loop, &s->deadline);
+    s->deadline.data = s;
+    uv_timer_start(&s->deadline, deadline_cb, SERVE_SHUTDOWN_DEADLINE_MS, 0);
+    uv_unref((uv_handle_t *)&s->deadline);
+    /* No client can continue an idle stream now (new requests get 503,
+     * idle connections close): end their transactions, so that writers
+     * queued behind one and reads waiting for a handle go on. */
+    hrana_streams_reap(s->streams, UINT64_MAX);
     if (s->join_started && uv_is_active((uv_handle_t *)&s->join_timer)) {
         /* A retry was due: end the join job instead. */
         uv_timer_stop(&s->join_timer);
@@ -416,6 +449,7 @@ static void shutdown_begin(struct serve *s)
 
 static void cleanup(struct serve *s)
 {
+    engine_close(s->no_db);
     serve_readers_free(s->readers);
     common_free(s->authorized);
     common_free(s->auth_token);

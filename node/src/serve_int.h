@@ -80,6 +80,11 @@ struct serve {
     struct serve_readers *readers;
     struct serve_node *node;
     struct serve_writer writer; /* node thread only */
+    /* Reads waiting for a reading handle, in order (HTTP thread). */
+    struct serve_job *read_queue_head, *read_queue_tail;
+    /* An empty in-memory handle: pipelines without SQL run on it. */
+    struct engine_db *no_db;
+    uv_timer_t deadline; /* shutdown's */
     uv_timer_t reaper;
     uv_timer_t join_timer; /* --join's retries */
     bool join_started;
@@ -98,6 +103,9 @@ void serve__handle(void *ctx, struct http_exchange *exchange,
 /* POST /v2/pipeline and /v3/pipeline (serve_pipeline.c). */
 void serve__pipeline(struct serve *s, struct http_exchange *exchange,
                      const struct http_request *request, int version);
+
+/* Fails reads that waited SERVE_READER_WAIT_MS for a handle. */
+void serve__reads_expire(struct serve *s, uint64_t now_ms);
 
 /* A stream's session goes (hrana_stream_owner's release). */
 void serve__session_release(void *ctx, void *state);

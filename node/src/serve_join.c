@@ -9,6 +9,7 @@
  * client blocks.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -98,9 +99,26 @@ int serve__join_start(struct serve *s)
     join->s = s;
     join->work.data = join;
     snprintf(join->url, sizeof join->url, "%s", s->config.join_url);
-    snprintf(join->body, sizeof join->body,
-             "{\"id\":\"%s\",\"address\":\"%s\",\"role\":\"voter\"}",
-             s->node_hex, s->config.advertise_address);
+    struct serve_status *status = common_malloc(sizeof *status);
+    json_t *body = NULL;
+    char *text = NULL;
+    if (status != NULL) {
+        serve_node_status(s->node, status);
+        body = json_pack("{s:s,s:s,s:s}", "id", s->node_hex, "address",
+                         status->advertise, "role", "voter");
+        text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+    }
+    bool fits = text != NULL && strlen(text) < sizeof join->body;
+    if (fits) {
+        memcpy(join->body, text, strlen(text) + 1);
+    }
+    free(text); /* jansson's allocator */
+    json_decref(body);
+    common_free(status);
+    if (!fits) {
+        common_free(join);
+        return COMMON_ENOMEM;
+    }
     if (s->auth_token != NULL) {
         snprintf(join->token, sizeof join->token, "%s", s->auth_token);
         join->has_token = true;

@@ -199,7 +199,7 @@ void serve_node__on_disconnected(void *ctx,
     LOGF(&node->log,
          reason == TRANSPORT_EAUTH ? COMMON_LOG_ERROR : COMMON_LOG_INFO,
          "peer disconnected peer=%.16s reason=\"%s\"", hex,
-         node_strerror(reason));
+         reason == 0 ? "closed" : node_strerror(reason));
     on_event(node, SERVE_EVENT_DISCONNECTED, peer, 0, NULL, 0);
 }
 

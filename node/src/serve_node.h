@@ -70,6 +70,7 @@ struct serve_status {
     size_t member_count;
     char leader_node[TRANSPORT_NODE_ID_TEXT_SIZE]; /* "" when unknown */
     uint64_t raft_id;                              /* this member's */
+    char advertise[256]; /* quorum: the peer address members reach us at */
 };
 
 struct serve_node_config {

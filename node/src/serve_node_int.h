@@ -77,6 +77,10 @@ void serve_node__on_disconnected(void *ctx,
                                  int reason);
 void serve_node__on_writable(void *ctx, const struct transport_node_id *peer);
 
+/* Where other members reach this one: --advertise (default --listen), or
+ * with --listen HOST:0 the address bound. */
+const char *serve_node__advertised(const struct serve_node *node);
+
 /* Refreshes node->status (node thread). */
 void serve_node__refresh_status(struct serve_node *node);
 

@@ -124,9 +124,7 @@ static int open_replication(struct serve_node *node)
     return rc;
 }
 
-/* Where other members reach this one: --advertise (default --listen), or
- * with --listen HOST:0 the address bound. */
-static const char *advertised(const struct serve_node *node)
+const char *serve_node__advertised(const struct serve_node *node)
 {
     const char *address = node->config->advertise_address;
     size_t length = strlen(address);
@@ -150,7 +148,7 @@ static int bootstrap_quorum(struct serve_node *node)
     members[0] = (struct consensus_member){
         .id = serve_raft_id(&node->identity->id),
         .node = node->identity->id,
-        .address = advertised(node),
+        .address = serve_node__advertised(node),
         .role = CONSENSUS_VOTER,
     };
     for (size_t i = 0; i < config->peer_count; i++) {
@@ -169,7 +167,7 @@ static int bootstrap_quorum(struct serve_node *node)
 
 static int open_quorum(struct serve_node *node)
 {
-    const char *advertise = advertised(node);
+    const char *advertise = serve_node__advertised(node);
     struct node_quorum_config q = {
         .db_path = node->db_path,
         .consensus =

@@ -65,6 +65,8 @@ static void quorum_status(struct serve_node *node, struct serve_status *s)
     size_t count = 0;
 
     s->has_consensus = true;
+    snprintf(s->advertise, sizeof s->advertise, "%s",
+             serve_node__advertised(node));
     s->raft_id = serve_raft_id(&node->identity->id);
     consensus_status_get(c, &s->consensus);
     consensus_members(c, members, SERVE_STATUS_PEERS_MAX, &count);

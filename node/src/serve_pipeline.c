@@ -26,7 +26,7 @@
 #include "serve_int.h"
 
 /* How long a read waits for a free reading handle. */
-#define SERVE_READER_WAIT_MS 5000
+#define SERVE_READER_WAIT_MS 5000u
 
 struct serve_job {
     struct serve *s;
@@ -44,6 +44,8 @@ struct serve_job {
     uint8_t txn_id[REPLICATION_QUORUM_TXN_ID_BYTES];
     uint64_t started_ns;
     uv_work_t work;
+    struct engine_db *db; /* reads: the reading handle */
+    uint64_t queued_ms;   /* reads: when it began waiting for a handle */
 };
 
 static void job_fail(struct serve_job *job, const char *code,
@@ -99,8 +101,11 @@ static void job_finish(struct serve_job *job)
         s->metrics.commits += !job->failed && job->outcome.wrote;
     }
     observe_latency(&s->metrics, (double)(uv_hrtime() - job->started_ns) / 1e9);
-    hrana_streams_put_back(s->streams, job->stream, job->outcome.closed,
-                           uv_now(s->loop), &baton);
+    /* Stopping: no later request may continue the stream (its handle is
+     * about to close), so it goes now, its transaction rolled back. */
+    hrana_streams_put_back(s->streams, job->stream,
+                           job->outcome.closed || s->stopping, uv_now(s->loop),
+                           &baton);
     body =
         results != NULL ? hrana_response_encode(baton, results, &size) : NULL;
     if (body != NULL) {
@@ -125,54 +130,137 @@ static void post_finish(struct serve_job *job)
     ASSERT(rc == 0); /* the HTTP mailbox outlives the node thread */
 }
 
-/* ---- reads: on a worker thread ---- */
+/* ---- reads: a reading handle, in a worker thread ----
+ *
+ * Handles are handed out on the HTTP thread and never waited for in a
+ * worker (libuv has few): a read that finds every handle taken waits in
+ * the server's queue, served in order as handles come back, and fails
+ * after SERVE_READER_WAIT_MS. */
 
 static void read_work(uv_work_t *work)
 {
     struct serve_job *job = work->data;
-    struct serve_session *session = job->session;
-    const struct hrana_run_options options = {0};
-    struct engine_db *db = session->reader;
+    const struct hrana_run_options options = {.read_handle = true};
     int rc = 0;
 
-    if (db == NULL) {
-        rc = serve_readers_take(job->s->readers, SERVE_READER_WAIT_MS, &db);
+    if (job->db == NULL) {
+        rc = serve_readers_open(job->s->readers, &job->db);
     }
     if (rc != 0) {
-        job_fail(job, "SQLITE_BUSY",
-                 rc == NODE_EBUSY ? "every database connection is busy: retry"
-                                  : node_strerror(rc));
+        job_fail(job, "SQLITE_CANTOPEN", node_strerror(rc));
         return;
     }
-    rc = hrana_pipeline_run(job->stream, db, &job->pipeline, &options,
+    rc = hrana_pipeline_run(job->stream, job->db, &job->pipeline, &options,
                             &job->outcome);
     if (rc != 0) {
         job_fail(job, "SQLITE_NOMEM", node_strerror(rc));
     }
-    if ((rc != 0 || job->outcome.closed) && engine_in_transaction(db)) {
-        engine_exec(db, "ROLLBACK", NULL, NULL);
-    }
-    if (rc == 0 && engine_in_transaction(db)) {
-        session->pin = SERVE_PIN_READER;
-        session->reader = db;
-    } else {
-        session->pin = SERVE_PIN_NONE;
-        session->reader = NULL;
-        serve_readers_put(job->s->readers, db);
+    if ((rc != 0 || job->outcome.closed || job->s->stopping) &&
+        engine_in_transaction(job->db)) {
+        engine_exec(job->db, "ROLLBACK", NULL, NULL);
     }
 }
 
+static void dispatch_reads(struct serve *s);
+
 static void read_done(uv_work_t *work, int status)
 {
+    struct serve_job *job = work->data;
+    struct serve_session *session = job->session;
+
     (void)status;
-    job_finish(work->data);
+    if (job->db != NULL && engine_in_transaction(job->db)) {
+        session->pin = SERVE_PIN_READER;
+        session->reader = job->db;
+    } else {
+        session->pin = SERVE_PIN_NONE;
+        session->reader = NULL;
+        if (job->db != NULL) {
+            serve_readers_put(job->s->readers, job->db);
+        }
+    }
+    struct serve *s = job->s;
+    job_finish(job);
+    dispatch_reads(s);
+}
+
+static void start_read(struct serve_job *job, struct engine_db *db)
+{
+    job->db = db;
+    job->work.data = job;
+    int rc = uv_queue_work(job->s->loop, &job->work, read_work, read_done);
+    ASSERT(rc == 0); /* only fails for a NULL callback */
+}
+
+/* Starts queued reads while handles are free. */
+static void dispatch_reads(struct serve *s)
+{
+    struct engine_db *db;
+
+    while (s->read_queue_head != NULL &&
+           serve_readers_take(s->readers, &db) == 0) {
+        struct serve_job *job = s->read_queue_head;
+        s->read_queue_head = job->next;
+        if (s->read_queue_head == NULL) {
+            s->read_queue_tail = NULL;
+        }
+        start_read(job, db);
+    }
 }
 
 static void run_read(struct serve_job *job)
 {
-    job->work.data = job;
-    int rc = uv_queue_work(job->s->loop, &job->work, read_work, read_done);
-    ASSERT(rc == 0); /* only fails for a NULL callback */
+    struct serve *s = job->s;
+    struct engine_db *db = NULL;
+
+    if (job->session->reader != NULL) {
+        start_read(job, job->session->reader); /* its transaction's */
+        return;
+    }
+    if (s->read_queue_head == NULL &&
+        serve_readers_take(s->readers, &db) == 0) {
+        start_read(job, db);
+        return;
+    }
+    job->next = NULL;
+    job->queued_ms = uv_now(s->loop);
+    if (s->read_queue_tail != NULL) {
+        s->read_queue_tail->next = job;
+    } else {
+        s->read_queue_head = job;
+    }
+    s->read_queue_tail = job;
+}
+
+void serve__reads_expire(struct serve *s, uint64_t now_ms)
+{
+    while (s->read_queue_head != NULL &&
+           now_ms - s->read_queue_head->queued_ms >= SERVE_READER_WAIT_MS) {
+        struct serve_job *job = s->read_queue_head;
+        s->read_queue_head = job->next;
+        if (s->read_queue_head == NULL) {
+            s->read_queue_tail = NULL;
+        }
+        job_fail(job, "SQLITE_BUSY",
+                 "every database connection is busy (transactions left "
+                 "open hold them): retry");
+        job_finish(job);
+    }
+}
+
+/* A pipeline with no SQL (store_sql, close_sql, get_autocommit, close) on
+ * a stream that holds no handle needs none: it runs here, on the HTTP
+ * thread, on an empty in-memory handle that stands for "no transaction". */
+static void run_without_handle(struct serve_job *job)
+{
+    const struct hrana_run_options options = {.read_handle = true};
+    int rc = hrana_pipeline_run(job->stream, job->s->no_db, &job->pipeline,
+                                &options, &job->outcome);
+
+    if (rc != 0) {
+        job_fail(job, "SQLITE_NOMEM", node_strerror(rc));
+    }
+    job_finish(job);
 }
 
 /* ---- writes: on the node thread ---- */
@@ -399,7 +487,9 @@ static void route(struct serve_job *job)
                access == HRANA_ACCESS_WRITE) {
         job->write = true;
         post_to_node(job, write_cb);
-    } else if (quorum && access == HRANA_ACCESS_READ) {
+    } else if (access == HRANA_ACCESS_NONE) {
+        run_without_handle(job);
+    } else if (quorum) {
         post_to_node(job, barrier_cb);
     } else {
         run_read(job);
@@ -491,7 +581,6 @@ static void release_reader_work(uv_work_t *work)
     struct serve_session *session = work->data;
 
     engine_exec(session->reader, "ROLLBACK", NULL, NULL);
-    serve_readers_put(session->server->readers, session->reader);
 }
 
 static void release_reader_done(uv_work_t *work, int status)
@@ -500,8 +589,10 @@ static void release_reader_done(uv_work_t *work, int status)
     struct serve *s = session->server;
 
     (void)status;
+    serve_readers_put(s->readers, session->reader);
     common_free(work);
     common_free(session);
+    dispatch_reads(s);
     serve__job_done(s);
 }
 
@@ -538,6 +629,8 @@ void serve__session_release(void *ctx, void *state)
         /* Out of memory: roll back here, on the HTTP thread: the handle
          * is idle, so no other thread uses it now. */
         release_reader_work(&(uv_work_t){.data = session});
+        serve_readers_put(s->readers, session->reader);
+        dispatch_reads(s);
         break;
     case SERVE_PIN_PRIMARY:
         if (serve_node_post(s->node, release_primary_cb, session) == 0) {

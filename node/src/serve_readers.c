@@ -4,10 +4,8 @@
  */
 #include "serve_readers.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #include "node.h"
 
@@ -17,7 +15,6 @@
 
 struct serve_readers {
     pthread_mutex_t lock;
-    pthread_cond_t freed;
     char *path;
     bool refuse_writes;
     size_t count;  /* the pool's size */
@@ -58,7 +55,6 @@ int serve_readers_new(const char *path, size_t count, bool refuse_writes,
     }
     memcpy(readers->path, path, path_size);
     pthread_mutex_init(&readers->lock, NULL);
-    pthread_cond_init(&readers->freed, NULL);
     readers->count = count;
     readers->refuse_writes = refuse_writes;
     *out = readers;
@@ -83,49 +79,30 @@ static int open_handle(struct serve_readers *readers, struct engine_db **out)
     return rc;
 }
 
-static void deadline_after(struct timespec *deadline, int wait_ms)
+int serve_readers_take(struct serve_readers *readers, struct engine_db **out)
 {
-    clock_gettime(CLOCK_REALTIME, deadline);
-    deadline->tv_sec += wait_ms / 1000;
-    deadline->tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (deadline->tv_nsec >= 1000000000L) {
-        deadline->tv_sec++;
-        deadline->tv_nsec -= 1000000000L;
-    }
-}
-
-int serve_readers_take(struct serve_readers *readers, int wait_ms,
-                       struct engine_db **out)
-{
-    struct timespec deadline;
-    bool open_new = false;
     int rc = 0;
 
     *out = NULL;
-    deadline_after(&deadline, wait_ms);
     pthread_mutex_lock(&readers->lock);
-    while (readers->idle_count == 0 && readers->opened == readers->count &&
-           rc != ETIMEDOUT) {
-        rc = pthread_cond_timedwait(&readers->freed, &readers->lock, &deadline);
-    }
     if (readers->idle_count > 0) {
         *out = readers->idle[--readers->idle_count];
     } else if (readers->opened < readers->count) {
-        readers->opened++;
-        open_new = true;
+        readers->opened++; /* the slot: serve_readers_open() fills it */
+    } else {
+        rc = NODE_EBUSY;
     }
     pthread_mutex_unlock(&readers->lock);
-    if (*out != NULL) {
-        return 0;
-    }
-    if (!open_new) {
-        return NODE_EBUSY;
-    }
-    rc = open_handle(readers, out);
+    return rc;
+}
+
+int serve_readers_open(struct serve_readers *readers, struct engine_db **out)
+{
+    int rc = open_handle(readers, out);
+
     if (rc != 0) {
         pthread_mutex_lock(&readers->lock);
         readers->opened--;
-        pthread_cond_signal(&readers->freed);
         pthread_mutex_unlock(&readers->lock);
     }
     return rc;
@@ -136,7 +113,6 @@ void serve_readers_put(struct serve_readers *readers, struct engine_db *db)
     pthread_mutex_lock(&readers->lock);
     ASSERT(readers->idle_count < readers->count);
     readers->idle[readers->idle_count++] = db;
-    pthread_cond_signal(&readers->freed);
     pthread_mutex_unlock(&readers->lock);
 }
 
@@ -149,7 +125,6 @@ void serve_readers_free(struct serve_readers *readers)
     for (size_t i = 0; i < readers->idle_count; i++) {
         engine_close(readers->idle[i]);
     }
-    pthread_cond_destroy(&readers->freed);
     pthread_mutex_destroy(&readers->lock);
     common_free(readers->idle);
     common_free(readers->path);

@@ -6,11 +6,16 @@
  * and never waits for the writer (engine.h, "Connections"). A handle is
  * opened when first needed, up to the pool's size.
  *
+ * The pool is handed out on the HTTP thread without ever blocking it
+ * (serve_readers_take answers at once; a read that finds none waits in
+ * serve_pipeline.c's queue, not in a worker thread), and opening a
+ * handle, which loads the tables, happens in the worker that first uses
+ * it (serve_readers_open).
+ *
  * In a replicated mode a commit on a reading handle would bypass
  * replication (its capture hooks only the writing handle), so there every
- * reading handle refuses to commit a change: a transaction that began as
- * a read and then wrote fails at COMMIT with ENGINE_EBUSY and a message
- * that says to begin writing transactions with BEGIN IMMEDIATE.
+ * reading handle refuses to commit a change, as a last line behind Hrana's
+ * read_handle option (statements that can write fail before they run).
  */
 #ifndef SINEW_NODE_SERVE_READERS_H
 #define SINEW_NODE_SERVE_READERS_H
@@ -26,11 +31,15 @@ struct serve_readers;
 int serve_readers_new(const char *path, size_t count, bool refuse_writes,
                       struct serve_readers **out);
 
-/* A handle for the calling thread's exclusive use until put back:
- * waits up to wait_ms for one to come free. 0; NODE_EBUSY when none did;
- * an engine code when opening one failed. */
-int serve_readers_take(struct serve_readers *readers, int wait_ms,
-                       struct engine_db **out);
+/* An idle handle, or a free slot for a new one (*out NULL: the worker
+ * calls serve_readers_open()), for the caller's exclusive use until put
+ * back. 0, or NODE_EBUSY when every handle is taken. */
+int serve_readers_take(struct serve_readers *readers, struct engine_db **out);
+
+/* Opens a handle for a slot serve_readers_take() gave (any thread). On
+ * failure the slot is given back. 0 or an engine code. */
+int serve_readers_open(struct serve_readers *readers, struct engine_db **out);
+
 void serve_readers_put(struct serve_readers *readers, struct engine_db *db);
 
 /* Closes every handle (all must have been put back). */
