@@ -11,6 +11,7 @@
 #   make test       set-up + build + every test but the benchmarks
 #   make sanitize   the unit tests again under AddressSanitizer + UBSan
 #   make tsan       the tests that run threads under ThreadSanitizer
+#                   (the engine's connections, the node's server)
 #   make format     format every C source with the checked-in .clang-format
 #   make fuzz       the libFuzzer targets (parser, engine, file and WAL
 #                   readers, transport session, change sets, what a peer
@@ -79,7 +80,8 @@ sanitize:
 tsan:
 	scripts/setup.sh
 	$(call CONFIGURE,$(TSAN_DIR),-DCMAKE_BUILD_TYPE=Debug -DSANITIZE=thread)
-	cmake --build $(TSAN_DIR) --target engine_connections -j $(JOBS)
+	cmake --build $(TSAN_DIR) --target engine_connections sinew \
+		node_test_serve -j $(JOBS)
 	ctest --test-dir $(TSAN_DIR) --output-on-failure -L threads
 
 fuzz:

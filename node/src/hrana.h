@@ -119,10 +119,12 @@ void hrana_pipeline_release(struct hrana_pipeline *pipeline);
 
 /* How a pipeline may touch the database, read from its SQL texts without
  * a database (the stream's stored SQL and the pipeline's own store_sql
- * count). READ: only statements that cannot write (SELECT, VALUES,
- * EXPLAIN, BEGIN DEFERRED / BEGIN [TRANSACTION] READONLY, COMMIT, END,
- * ROLLBACK, SAVEPOINT, RELEASE); WRITE: anything else, including every
- * PRAGMA, WITH (which may end in a write) and text it cannot classify;
+ * count). READ: only statements that cannot write and open no
+ * transaction that could (SELECT, VALUES, EXPLAIN, BEGIN [TRANSACTION]
+ * READONLY, COMMIT, END, ROLLBACK); WRITE: anything else, including a
+ * plain or DEFERRED BEGIN and SAVEPOINT (the transaction they open may
+ * write later), every PRAGMA, WITH (which may end in a write) and text
+ * it cannot classify;
  * NONE: no SQL at all (close, store_sql only); describe is READ.
  * Conservative: a READ answer is never wrong about a write. stream may be
  * NULL (a pipeline that opens a new stream). */

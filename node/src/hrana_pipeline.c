@@ -202,12 +202,14 @@ static enum hrana_access kind_access(enum hrana_sql_kind kind)
     switch (kind) {
     case HRANA_SQL_EMPTY:
         return HRANA_ACCESS_NONE;
+    /* A plain (deferred) BEGIN or a SAVEPOINT opening a transaction may
+     * be followed by writes in later pipelines, as in SQLite: such a
+     * transaction must live on the writing handle from its start. Only a
+     * READONLY one may begin on a reading handle. */
     case HRANA_SQL_READ:
-    case HRANA_SQL_BEGIN:
     case HRANA_SQL_BEGIN_READONLY:
     case HRANA_SQL_COMMIT:
     case HRANA_SQL_ROLLBACK:
-    case HRANA_SQL_SAVEPOINT:
         return HRANA_ACCESS_READ;
     default:
         return HRANA_ACCESS_WRITE;

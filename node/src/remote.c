@@ -417,9 +417,9 @@ static json_t *execute_requests(const char *sql, size_t size,
     }
     /* get_autocommit runs after the statement: its answer is the state
      * the statement left the stream in. */
-    return json_pack("[{s:s,s:{s:o,s:o,s:b}},{s:s}]", "type", "execute",
-                     "stmt", "sql", sql_json, "args", array, "want_rows", 1,
-                     "type", "get_autocommit");
+    return json_pack("[{s:s,s:{s:o,s:o,s:b}},{s:s}]", "type", "execute", "stmt",
+                     "sql", sql_json, "args", array, "want_rows", 1, "type",
+                     "get_autocommit");
 }
 
 /* The StmtResult of an execute's result, or its error. */

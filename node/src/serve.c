@@ -279,6 +279,9 @@ static void reap_cb(uv_timer_t *timer)
 
     hrana_streams_reap(s->streams, uv_now(s->loop));
     serve__reads_expire(s, uv_now(s->loop));
+    if (s->config.mode != SERVE_MODE_QUORUM) {
+        serve__writers_expire(s);
+    }
 }
 
 static int start_node(struct serve *s)

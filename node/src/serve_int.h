@@ -104,8 +104,11 @@ void serve__handle(void *ctx, struct http_exchange *exchange,
 void serve__pipeline(struct serve *s, struct http_exchange *exchange,
                      const struct http_request *request, int version);
 
-/* Fails reads that waited SERVE_READER_WAIT_MS for a handle. */
+/* Fails reads that waited SERVE_READER_WAIT_MS for a handle, and (on the
+ * node thread) writes that waited SERVE_WRITER_WAIT_MS behind another
+ * stream's transaction. */
 void serve__reads_expire(struct serve *s, uint64_t now_ms);
+void serve__writers_expire(struct serve *s);
 
 /* A stream's session goes (hrana_stream_owner's release). */
 void serve__session_release(void *ctx, void *state);

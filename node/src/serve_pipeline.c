@@ -25,12 +25,14 @@
 #include "node.h"
 #include "serve_int.h"
 
-/* How long a read waits for a free reading handle. */
+/* How long a read waits for a free reading handle, and a write for
+ * another stream's transaction to end on the writing handle. */
 #define SERVE_READER_WAIT_MS 5000u
+#define SERVE_WRITER_WAIT_MS 5000u
 
 struct serve_job {
     struct serve *s;
-    struct serve_job *next; /* the writer's queue */
+    struct serve_job *next; /* the writers' queue or the readers' */
     struct http_exchange *exchange;
     struct hrana_stream *stream;
     struct serve_session *session;
@@ -300,6 +302,7 @@ static void write_on_primary(struct serve_job *job)
 static void writer_enqueue(struct serve_writer *writer, struct serve_job *job)
 {
     job->next = NULL;
+    job->queued_ms = uv_hrtime() / 1000000u;
     if (writer->queue_tail != NULL) {
         writer->queue_tail->next = job;
     } else {
@@ -321,6 +324,36 @@ static void writer_run_queue(struct serve *s)
         }
         write_on_primary(job);
     }
+}
+
+/* Fails writers that waited SERVE_WRITER_WAIT_MS for another stream's
+ * transaction to end, as SQLite's busy timeout would (node thread). */
+static void writers_expire_cb(void *ctx)
+{
+    struct serve *s = ctx;
+    struct serve_writer *writer = &s->writer;
+    uint64_t now_ms = uv_hrtime() / 1000000u;
+    struct serve_job **link = &writer->queue_head, *last = NULL;
+
+    while (*link != NULL) {
+        struct serve_job *job = *link;
+        if (now_ms - job->queued_ms < SERVE_WRITER_WAIT_MS) {
+            last = job;
+            link = &job->next;
+            continue;
+        }
+        *link = job->next;
+        job_fail(job, "SQLITE_BUSY",
+                 "database is locked: another stream's transaction holds "
+                 "the writing connection");
+        post_finish(job);
+    }
+    writer->queue_tail = last;
+}
+
+void serve__writers_expire(struct serve *s)
+{
+    (void)serve_node_post(s->node, writers_expire_cb, s); /* stopping: no */
 }
 
 /* quorum mode: the whole pipeline is one transaction through Raft. */

@@ -279,6 +279,7 @@ static void test_value_malformed(void **state)
  * ------------------------------------------------------------------------ */
 
 #define FAKE_REQUESTS_SIZE 65536
+#define FAKE_SERVER_LIFETIME_S 30
 
 struct fake_server {
     char url[64];
@@ -336,6 +337,9 @@ static void fake_server_start(struct fake_server *server,
     server->pid = fork();
     assert_true(server->pid >= 0);
     if (server->pid == 0) {
+        /* A failed test never collects the child: it must not wait for
+         * connections (and hold the test's output open) forever. */
+        alarm(FAKE_SERVER_LIFETIME_S);
         close(fds[0]);
         for (int i = 0; i < count; i++) {
             int fd = accept(listener, NULL, NULL);
@@ -464,22 +468,63 @@ static void test_error_text(void **state)
 
 #define OK_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
 
+/* get_autocommit's result, which follows every execute's. */
+#define AUTOCOMMIT_RESULT(is)                                                  \
+    "{\"type\":\"ok\",\"response\":{\"type\":\"get_autocommit\","              \
+    "\"is_autocommit\":" is "}}"
+
+/* A pipeline answer: the baton (JSON), an execute returning one integer
+ * row, and get_autocommit's answer (true or false). */
+#define ROW_ANSWER(baton, value, is)                                           \
+    OK_HEAD "{\"baton\":" baton ",\"results\":[{\"type\":\"ok\",\"response\":" \
+            "{\"type\":\"execute\",\"result\":{\"cols\":[{\"name\":\"a\"}],"   \
+            "\"rows\":[[{\"type\":\"integer\",\"value\":\"" value              \
+            "\"}]]}}}," AUTOCOMMIT_RESULT(is) "]}"
+
+/* The open probe's answer, and the close's. */
+#define CLOSED_ANSWER                                                          \
+    OK_HEAD "{\"baton\":null,\"results\":[{\"type\":\"ok\","                   \
+            "\"response\":{\"type\":\"close\"}}]}"
+
+/* What serve_pipeline.c answers for a baton whose stream expired. */
+#define EXPIRED_ANSWER                                                         \
+    "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n\r\n"       \
+    "{\"message\":\"the baton names no open stream (streams close after "      \
+    "10 s idle): start a new one\",\"code\":\"STREAM_ERROR\"}"
+
+/* Checks that the requests the fake server received, one by one, hold
+ * want[i] (and, for has_baton[i] false, no baton at all). */
+static void check_requests(const char *requests, const char *const *want,
+                           const bool *has_baton, size_t count)
+{
+    const char *p = requests;
+    for (size_t i = 0; i < count; i++) {
+        const char *end = strstr(p, "\n--\n");
+        assert_non_null(end);
+        const char *found = strstr(p, want[i]);
+        assert_true(found != NULL && found < end);
+        found = strstr(p, "\"baton\"");
+        assert_int_equal(found != NULL && found < end, has_baton[i]);
+        p = end + 4;
+    }
+    assert_null(strstr(p, "\n--\n"));
+}
+
 static void test_session_keeps_baton(void **state)
 {
     (void)state;
     static const char *const responses[] = {
         OK_HEAD "{\"baton\":null,\"results\":[{\"type\":\"ok\","
                 "\"response\":{\"type\":\"close\"}}]}",
-        OK_HEAD "{\"baton\":\"b1\",\"results\":[{\"type\":\"ok\",\"response\":"
-                "{\"type\":\"execute\",\"result\":{\"cols\":[{\"name\":\"a\"}],"
-                "\"rows\":[[{\"type\":\"integer\",\"value\":\"1\"}]]}}}]}",
+        ROW_ANSWER("\"b1\"", "1", "false"),
         OK_HEAD
         "{\"baton\":\"b2\",\"results\":[{\"type\":\"error\",\"error\":"
-        "{\"message\":\"no such table: t\",\"code\":\"SQLITE_ERROR\"}}]}",
+        "{\"message\":\"no such table: "
+        "t\",\"code\":\"SQLITE_ERROR\"}}," AUTOCOMMIT_RESULT("false") "]}",
         "HTTP/1.1 400 Bad Request\r\n\r\n{\"message\":\"unknown baton\"}",
-        OK_HEAD
-        "{\"baton\":\"b3\",\"results\":[{\"type\":\"ok\",\"response\":"
-        "{\"type\":\"execute\",\"result\":{\"cols\":[],\"rows\":[]}}}]}",
+        OK_HEAD "{\"baton\":\"b3\",\"results\":[{\"type\":\"ok\",\"response\":"
+                "{\"type\":\"execute\",\"result\":{\"cols\":[],\"rows\":[]}}}"
+                "," AUTOCOMMIT_RESULT("true") "]}",
         OK_HEAD "{\"baton\":null,\"results\":[{\"type\":\"ok\"}]}",
     };
     struct fake_server server;
@@ -532,6 +577,135 @@ static void test_session_keeps_baton(void **state)
     }
 }
 
+/* The value of the single cell of result ({"rows": [[value]]}). */
+static const char *only_cell(const json_t *result)
+{
+    const json_t *row = json_array_get(json_object_get(result, "rows"), 0);
+    return json_string_value(json_object_get(json_array_get(row, 0), "value"));
+}
+
+/* Outside a transaction, an expired stream is replaced: the statement is
+ * sent again, without a baton, and its answer is the result. */
+static void test_session_expired_retried(void **state)
+{
+    (void)state;
+    static const char *const responses[] = {
+        CLOSED_ANSWER,  ROW_ANSWER("\"b1\"", "1", "true"),
+        EXPIRED_ANSWER, ROW_ANSWER("\"b2\"", "2", "true"),
+        CLOSED_ANSWER,
+    };
+    struct fake_server server;
+    fake_server_start(&server, responses, 5);
+    struct remote_session *session = NULL;
+    char error[REMOTE_ERROR_SIZE];
+    assert_int_equal(
+        remote_session_open(server.url, NULL, &session, error, sizeof(error)),
+        0);
+    json_t *result = NULL;
+    assert_int_equal(
+        remote_session_execute(session, "SELECT 1", 8, NULL, 0, &result), 0);
+    assert_string_equal(only_cell(result), "1");
+    json_decref(result);
+    assert_int_equal(
+        remote_session_execute(session, "SELECT 2", 8, NULL, 0, &result), 0);
+    assert_string_equal(only_cell(result), "2");
+    json_decref(result);
+    remote_session_close(session);
+    fake_server_finish(&server);
+
+    static const char *const want[] = {
+        "{\"requests\":[{\"type\":\"close\"}]}",
+        "\"sql\":\"SELECT 1\"",
+        "\"baton\":\"b1\"",
+        "\"sql\":\"SELECT 2\"",
+        "\"baton\":\"b2\"",
+    };
+    static const bool has_baton[] = {false, false, true, false, true};
+    check_requests(server.requests, want, has_baton, 5);
+    /* Every statement asks for the autocommit state after it. */
+    const char *expired = strstr(server.requests, "\"baton\":\"b1\"");
+    assert_non_null(strstr(expired, "SELECT 2"));
+    assert_non_null(strstr(expired, "{\"type\":\"get_autocommit\"}]"));
+}
+
+/* Inside a transaction (or when the state is unknown), an expired stream
+ * is an error: the statement is not sent again, so it never runs outside
+ * the transaction the user began. The next statement gets a new stream.
+ * Each of answers[0..count) answers a "BEGIN" with want_rcs[i]; the
+ * first gives the baton "b1", which the INSERT then finds expired. */
+static void check_expired_reported(const char *const *answers,
+                                   const int *want_rcs, size_t count)
+{
+    const char *responses[8] = {CLOSED_ANSWER};
+    const char *want[8] = {"{\"requests\":[{\"type\":\"close\"}]}"};
+    bool has_baton[8] = {false};
+    ASSERT(count + 4 <= 8);
+    for (size_t i = 0; i < count; i++) {
+        responses[1 + i] = answers[i];
+        want[1 + i] = "\"sql\":\"BEGIN\"";
+        has_baton[1 + i] = i > 0;
+    }
+    const char *const tail[] = {
+        EXPIRED_ANSWER, ROW_ANSWER("\"b2\"", "3", "true"), CLOSED_ANSWER};
+    const char *const tail_want[] = {"\"baton\":\"b1\"", "\"sql\":\"SELECT 3\"",
+                                     "\"baton\":\"b2\""};
+    for (size_t i = 0; i < 3; i++) {
+        responses[1 + count + i] = tail[i];
+        want[1 + count + i] = tail_want[i];
+        has_baton[1 + count + i] = i != 1;
+    }
+    struct fake_server server;
+    fake_server_start(&server, responses, (int)count + 4);
+    struct remote_session *session = NULL;
+    char error[REMOTE_ERROR_SIZE];
+    assert_int_equal(
+        remote_session_open(server.url, NULL, &session, error, sizeof(error)),
+        0);
+    json_t *result = NULL;
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(
+            remote_session_execute(session, "BEGIN", 5, NULL, 0, &result),
+            want_rcs[i]);
+        json_decref(result);
+    }
+    assert_int_equal(remote_session_execute(session, "INSERT INTO t VALUES(1)",
+                                            23, NULL, 0, &result),
+                     NODE_ENOTFOUND);
+    assert_null(result);
+    assert_non_null(strstr(remote_session_error(session),
+                           "a transaction open on it is gone"));
+    assert_int_equal(
+        remote_session_execute(session, "SELECT 3", 8, NULL, 0, &result), 0);
+    assert_string_equal(only_cell(result), "3");
+    json_decref(result);
+    remote_session_close(session);
+    fake_server_finish(&server);
+    check_requests(server.requests, want, has_baton, count + 4);
+    assert_null(strstr(strstr(server.requests, "SELECT 3"), "INSERT"));
+}
+
+static void test_session_expired_in_transaction(void **state)
+{
+    (void)state;
+    const char *const in_transaction[] = {ROW_ANSWER("\"b1\"", "0", "false")};
+    const int ok[] = {0, 0};
+    check_expired_reported(in_transaction, ok, 1);
+    /* An answer without get_autocommit's leaves the state unknown. */
+    const char *const no_state[] = {
+        OK_HEAD "{\"baton\":\"b1\",\"results\":[{\"type\":\"ok\","
+                "\"response\":{\"type\":\"execute\",\"result\":{\"cols\":[],"
+                "\"rows\":[]}}},{\"type\":\"error\",\"error\":{\"message\":"
+                "\"unknown request\"}}]}"};
+    check_expired_reported(no_state, ok, 1);
+    /* So does a request lost on the way, even after autocommit: it may
+     * have begun a transaction (the baton stays, as before). */
+    const char *const lost[] = {
+        ROW_ANSWER("\"b1\"", "0", "true"),
+        "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n{\"baton\":"};
+    const int lost_rcs[] = {0, NODE_EPROTO};
+    check_expired_reported(lost, lost_rcs, 2);
+}
+
 static void test_session_refused(void **state)
 {
     (void)state;
@@ -571,6 +745,8 @@ int main(void)
         cmocka_unit_test(test_request_path),
         cmocka_unit_test(test_error_text),
         cmocka_unit_test(test_session_keeps_baton),
+        cmocka_unit_test(test_session_expired_retried),
+        cmocka_unit_test(test_session_expired_in_transaction),
         cmocka_unit_test(test_session_refused),
     };
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
