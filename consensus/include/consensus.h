@@ -143,6 +143,23 @@ struct consensus_state_machine {
     void *ctx;
 };
 
+/* ---- the disk ---- */
+
+/* Every write and sync of the Raft log's files (metadata, segments,
+ * snapshots, their directory) goes through these (pwrite(2), and fsync(2)
+ * or, with data_only, fdatasync(2) by default), so tests can inject faults
+ * and a simulator can model a disk that loses unsynced writes, as
+ * engine_io_hooks does for databases. Each returns as the system call does
+ * (-1 and errno on failure). Process-wide: set before any member opens;
+ * NULL restores the defaults. hooks (and ctx) are borrowed until replaced. */
+struct consensus_io_hooks {
+    long (*pwrite)(void *ctx, int fd, const void *bytes, size_t size,
+                   int64_t offset);
+    int (*fsync)(void *ctx, int fd, bool data_only);
+    void *ctx;
+};
+void consensus_io_hooks_set(const struct consensus_io_hooks *hooks);
+
 /* ---- opening ---- */
 
 struct consensus;

@@ -306,6 +306,9 @@ int consensus__store_file_fail(struct consensus__store *s, int err,
 int consensus__store_corrupt(struct consensus__store *s, const char *format,
                              ...) __attribute__((format(printf, 2, 3)));
 int consensus__store_file_sync_dir(struct consensus__store *s);
+/* fsync(2) (fdatasync(2) with data_only) through consensus_io_hooks: -1
+ * and errno on failure. */
+int consensus__store_file_fsync(int fd, bool data_only);
 int consensus__store_file_write_at(struct consensus__store *s, int fd,
                                    const char *name, const void *data,
                                    size_t size, uint64_t offset);

@@ -43,9 +43,39 @@ int consensus__store_corrupt(struct consensus__store *s, const char *format,
     return CONSENSUS_ECORRUPT;
 }
 
+static long default_pwrite(void *ctx, int fd, const void *bytes, size_t size,
+                           int64_t offset)
+{
+    (void)ctx;
+    return (long)pwrite(fd, bytes, size, (off_t)offset);
+}
+
+static int default_fsync(void *ctx, int fd, bool data_only)
+{
+    (void)ctx;
+    return data_only ? fdatasync(fd) : fsync(fd);
+}
+
+static const struct consensus_io_hooks default_hooks = {
+    .pwrite = default_pwrite,
+    .fsync = default_fsync,
+};
+
+static const struct consensus_io_hooks *hooks = &default_hooks;
+
+void consensus_io_hooks_set(const struct consensus_io_hooks *replacement)
+{
+    hooks = replacement != NULL ? replacement : &default_hooks;
+}
+
+int consensus__store_file_fsync(int fd, bool data_only)
+{
+    return hooks->fsync(hooks->ctx, fd, data_only);
+}
+
 int consensus__store_file_sync_dir(struct consensus__store *s)
 {
-    if (fsync(s->dir_fd) != 0) {
+    if (consensus__store_file_fsync(s->dir_fd, false) != 0) {
         return consensus__store_file_fail(s, errno, "fsync", s->dir);
     }
     return 0;
@@ -58,7 +88,7 @@ int consensus__store_file_write_at(struct consensus__store *s, int fd,
     const uint8_t *p = data;
 
     while (size > 0) {
-        ssize_t n = pwrite(fd, p, size, (off_t)offset);
+        long n = hooks->pwrite(hooks->ctx, fd, p, size, (int64_t)offset);
 
         if (n < 0 && errno == EINTR) {
             continue;
@@ -168,7 +198,7 @@ static int write_pieces(struct consensus__store *s, int fd, const char *name,
         }
         offset += pieces[i].size;
     }
-    if (fdatasync(fd) != 0) {
+    if (consensus__store_file_fsync(fd, true) != 0) {
         return consensus__store_file_fail(s, errno, "fdatasync", name);
     }
     return 0;

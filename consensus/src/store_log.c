@@ -315,7 +315,7 @@ static int segment_cut(struct consensus__store *s, const char *name,
     }
     if (ftruncate(fd, (off_t)size) != 0) {
         rc = consensus__store_file_fail(s, errno, "ftruncate", name);
-    } else if (fsync(fd) != 0) {
+    } else if (consensus__store_file_fsync(fd, false) != 0) {
         rc = consensus__store_file_fail(s, errno, "fsync", name);
     }
     close(fd);

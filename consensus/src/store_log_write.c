@@ -237,7 +237,7 @@ int consensus__store_log_sync(struct consensus__store *s)
         s->is_dirty = false;
         return 0;
     }
-    if (fdatasync(s->active_fd) != 0) {
+    if (consensus__store_file_fsync(s->active_fd, true) != 0) {
         consensus__store_segment_name(last_segment(s)->first_index, name,
                                       sizeof(name));
         return consensus__store_file_fail(s, errno, "fdatasync", name);
@@ -285,7 +285,7 @@ static int segment_cut(struct consensus__store *s, size_t k, uint64_t offset)
     if (ftruncate(s->active_fd, (off_t)offset) != 0) {
         return consensus__store_file_fail(s, errno, "ftruncate", name);
     }
-    if (fsync(s->active_fd) != 0) {
+    if (consensus__store_file_fsync(s->active_fd, false) != 0) {
         return consensus__store_file_fail(s, errno, "fsync", name);
     }
     s->segments[k].size = offset;

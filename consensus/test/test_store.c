@@ -17,6 +17,7 @@
 #include "common_test.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -866,6 +867,75 @@ static void store_bad_snapshot_fails(void **state)
     test_free(good);
 }
 
+/* ------------------------------------------------------------------------
+ * The disk hooks (consensus_io_hooks_set): every write and sync of the
+ * store goes through them, and a failing sync fails the store's sync.
+ * ------------------------------------------------------------------------ */
+
+struct io_counts {
+    unsigned writes, syncs, data_syncs;
+    bool fail_sync;
+};
+
+static long counting_pwrite(void *ctx, int fd, const void *bytes, size_t size,
+                            int64_t offset)
+{
+    struct io_counts *counts = ctx;
+
+    counts->writes++;
+    return (long)pwrite(fd, bytes, size, (off_t)offset);
+}
+
+static int counting_fsync(void *ctx, int fd, bool data_only)
+{
+    struct io_counts *counts = ctx;
+
+    if (counts->fail_sync) {
+        errno = EIO;
+        return -1;
+    }
+    if (data_only) {
+        counts->data_syncs++;
+        return fdatasync(fd);
+    }
+    counts->syncs++;
+    return fsync(fd);
+}
+
+static void store_io_goes_through_hooks(void **state)
+{
+    struct io_counts counts = {0};
+    const struct consensus_io_hooks hooks = {
+        .pwrite = counting_pwrite, .fsync = counting_fsync, .ctx = &counts};
+    struct consensus__store *s;
+    struct loaded l;
+
+    (void)state;
+    consensus_io_hooks_set(&hooks);
+    s = store_open();
+    assert_int_equal(consensus__store_set_term(s, 3), 0);
+    unsigned metadata_writes = counts.writes;
+    assert_true(metadata_writes > 0);
+    assert_true(counts.syncs + counts.data_syncs > 0);
+    append_range(s, 1, 4, 3);
+    unsigned syncs = counts.syncs + counts.data_syncs;
+    assert_int_equal(consensus__store_sync(s), 0);
+    assert_true(counts.writes > metadata_writes);
+    assert_true(counts.syncs + counts.data_syncs > syncs);
+    append_range(s, 5, 5, 3);
+    counts.fail_sync = true;
+    assert_int_equal(consensus__store_sync(s), CONSENSUS_EIO);
+    counts.fail_sync = false;
+    consensus__store_close(s);
+    consensus_io_hooks_set(NULL);
+    /* What was synced before the failure is there. */
+    s = store_open();
+    load(s, &l);
+    assert_true(l.n >= 4);
+    loaded_free(&l);
+    consensus__store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -887,6 +957,7 @@ int main(void)
         T(store_damage_in_older_segment_fails),
         T(store_bad_metadata_fails),
         T(store_bad_snapshot_fails),
+        T(store_io_goes_through_hooks),
 #undef T
     };
 
