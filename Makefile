@@ -9,6 +9,10 @@
 #   make            build
 #   make setup      install every system package (scripts/setup.sh, as root)
 #   make test       set-up + build + every test but the benchmarks
+#   make chaos      the chaos suite's real-process tier: sinew serve nodes
+#                   (in network namespaces when root), faults, checked
+#                   histories, a report in build/chaos (CHAOS_PROFILE=full
+#                   or ci; cluster-tests/proc/README.md)
 #   make sanitize   the unit tests again under AddressSanitizer + UBSan
 #   make tsan       the tests that run threads under ThreadSanitizer
 #                   (the engine's connections, the node's server)
@@ -34,6 +38,7 @@ TSAN_DIR ?= build-tsan
 JOBS ?= $(shell nproc)
 WERROR ?= 0
 RUN_ARGS ?=
+CHAOS_PROFILE ?= full
 SANITIZERS ?= address,undefined
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -46,7 +51,7 @@ CATCHUP_BENCH_ARGS ?=
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build run setup test sanitize tsan fuzz bench bench-quorum format clean
+.PHONY: all build run setup test chaos sanitize tsan fuzz bench bench-quorum format clean
 
 all: build
 
@@ -68,7 +73,7 @@ test:
 	scripts/setup.sh
 	$(call CONFIGURE,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE bench
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS) -LE 'bench|chaos'
 
 sanitize:
 	scripts/setup.sh
@@ -120,6 +125,12 @@ fuzz:
 			-print_final_stats=1 $(FUZZ_DIR)/corpus-$$target \
 			$$seeds || exit 1; \
 	done
+
+chaos:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	cmake --build $(BUILD_DIR) --target sinew chaos-proc -j $(JOBS)
+	$(BUILD_DIR)/bin/chaos-proc --profile $(CHAOS_PROFILE) --out $(BUILD_DIR)/chaos
 
 bench:
 	scripts/setup.sh

@@ -50,6 +50,10 @@ struct consensus__peer {
     char *address;      /* the dial address (after the '@') */
     bool connect_asked; /* transport_connect() was called */
     bool connected;
+    /* io.c, as leader: the highest index it acknowledged in acked_term
+     * (stale rejections below it are dropped). */
+    uint64_t acked_term;
+    uint64_t acked_index;
     /* parts.c: a message too large for one transport message, being sent
      * in parts: its bytes, how many went, the part buffer. */
     uint8_t *out;

@@ -294,6 +294,214 @@ static void test_member_back_under_new_id(void **state)
     rc_free(&c);
 }
 
+/* ---- a scripted leader: messages to a member as member `from` ---- */
+
+/* Delivers message to member `to` as member `from` would send it. */
+static void send_as(struct rc_cluster *c, unsigned from, unsigned to,
+                    const struct raft_message *message)
+{
+    struct common_buf bytes;
+    char *address;
+
+    assert_int_equal(consensus__address_format(&c->nodes[from].node,
+                                               c->nodes[from].address,
+                                               &address),
+                     0);
+    common_buf_init(&bytes, SIZE_MAX);
+    assert_int_equal(common_buf_append_u64le(&bytes, c->nodes[from].id), 0);
+    assert_int_equal(common_buf_append_varint(&bytes, strlen(address)), 0);
+    assert_int_equal(common_buf_append(&bytes, address, strlen(address)), 0);
+    assert_int_equal(consensus__wire_encode(message, &bytes), 0);
+    consensus_received(c->nodes[to].consensus, &c->nodes[from].node,
+                       CONSENSUS_MESSAGE_RAFT, bytes.data, bytes.size);
+    common_buf_close(&bytes);
+    raft_free(address);
+}
+
+/* An AppendEntries from member 0 to member 1, in term 2 or the highest
+ * term it names: count barrier entries of term entry_term after prev (of
+ * term prev_term). */
+static void append_as_leader(struct rc_cluster *c, uint64_t prev,
+                             uint64_t prev_term, unsigned count,
+                             uint64_t entry_term, uint64_t commit)
+{
+    static uint8_t payload[8];
+    struct raft_entry entries[16];
+    struct raft_message m = {.type = RAFT_APPEND_ENTRIES};
+    uint64_t term = prev_term > entry_term ? prev_term : entry_term;
+
+    term = term > 2 ? term : 2;
+    assert_true(count <= 16);
+    for (unsigned i = 0; i < count; i++) {
+        entries[i] = (struct raft_entry){
+            .term = entry_term,
+            .type = RAFT_BARRIER,
+            .buf = {.base = payload, .len = sizeof payload}};
+    }
+    m.append_entries = (struct raft_append_entries){.version = 0,
+                                                    .term = term,
+                                                    .prev_log_index = prev,
+                                                    .prev_log_term = prev_term,
+                                                    .leader_commit = commit,
+                                                    .entries = entries,
+                                                    .n_entries = count};
+    send_as(c, 0, 1, &m);
+}
+
+/* Member 1 started alone, of a bootstrapped three, that member 0 will
+ * lead in term 2 by script; snapshots every 4 entries. */
+static void scripted_follower(struct rc_cluster *c, uint64_t seed)
+{
+    rc_init(c, 3, seed);
+    c->snapshot_threshold = 4;
+    c->snapshot_trailing = 1;
+    rc_bootstrap(c, 3);
+    rc_start(c, 1);
+}
+
+static void tick_member(struct rc_cluster *c, unsigned i)
+{
+    uint64_t next_ms;
+
+    assert_int_equal(consensus_tick(c->nodes[i].consensus, &next_ms), 0);
+}
+
+/* An InstallSnapshot that arrives while the member's own snapshot is
+ * being stored (its completion not yet run): libraft 0.22.1 parks the
+ * install until the snapshot completes, then starts it through a pointer
+ * it has just cleared (legacy.c, takeSnapshotCb: snapshot_pending is set
+ * to NULL before it is read), a crash at the next tick (the chaos
+ * simulator's SIGSEGV in a SNAPSHOT_PUT completion). The member must
+ * install it instead. */
+static void test_install_while_taking_snapshot(void **state)
+{
+    struct rc_cluster c;
+    struct raft_message m = {.type = RAFT_INSTALL_SNAPSHOT};
+    struct raft_install_snapshot *is = &m.install_snapshot;
+    struct consensus_status status;
+    uint8_t data[32] = {0};
+
+    (void)state;
+    scripted_follower(&c, 40);
+    append_as_leader(&c, 1, 1, 8, 2, 1);
+    tick_member(&c, 1);                  /* the entries are durable */
+    append_as_leader(&c, 9, 2, 0, 2, 9); /* commits and applies 2..9 */
+    append_as_leader(&c, 9, 2, 0, 2, 9); /* takes a snapshot at 9 */
+    assert_true(c.nodes[1].consensus->raft.legacy.snapshot_taking);
+    /* A snapshot at 20 (fsm.c's header, an empty test machine). */
+    for (int b = 0; b < 8; b++) {
+        data[b] = (uint8_t)(0x3154464152574e53ull >> (8 * b));
+    }
+    data[8] = 20;
+    *is = (struct raft_install_snapshot){
+        .version = 0,
+        .term = 2,
+        .last_index = 20,
+        .last_term = 2,
+        .conf_index = 1,
+        .data = {.base = data, .len = sizeof data}};
+    raft_configuration_init(&is->conf);
+    for (unsigned i = 0; i < 3; i++) {
+        char *address;
+        assert_int_equal(consensus__address_format(
+                             &c.nodes[i].node, c.nodes[i].address, &address),
+                         0);
+        assert_int_equal(raft_configuration_add(&is->conf, c.nodes[i].id,
+                                                address, RAFT_VOTER),
+                         0);
+        raft_free(address);
+    }
+    send_as(&c, 0, 1, &m);
+    raft_configuration_close(&is->conf);
+    tick_member(&c, 1);
+    tick_member(&c, 1);
+    consensus_status_get(c.nodes[1].consensus, &status);
+    assert_int_equal(status.last_index, 20);
+    assert_int_equal(status.applied_index, 20);
+    rc_free(&c);
+}
+
+/* A leader whose entries conflict with ones this member has committed:
+ * libraft 0.22.1 answers RAFT_SHUTDOWN and frees the entries twice
+ * (recv_append_entries.c frees the batch on its error path, then
+ * legacy.c recvCb frees it again when the step failed: the chaos
+ * simulator's double free under consensus__io_received). Both logs
+ * cannot be right: the member stops, unharmed, and a restart (its commit
+ * index forgotten) takes the leader's log. */
+static void test_append_conflicting_committed(void **state)
+{
+    struct rc_cluster c;
+    struct consensus_status status;
+    uint64_t next_ms;
+
+    (void)state;
+    scripted_follower(&c, 41);
+    append_as_leader(&c, 1, 1, 8, 2, 1);
+    tick_member(&c, 1);
+    append_as_leader(&c, 9, 2, 0, 2, 9); /* 2..9 committed */
+    consensus_status_get(c.nodes[1].consensus, &status);
+    assert_int_equal(status.commit_index, 9);
+    /* Term 3 entries from 6 on, after a 5 of term 3: 5 was of term 2. */
+    append_as_leader(&c, 5, 3, 2, 3, 9);
+    assert_int_equal(consensus_tick(c.nodes[1].consensus, &next_ms),
+                     CONSENSUS_EUNAVAILABLE);
+    /* A conflict above the commit index is Raft's usual repair. */
+    rc_stop(&c, 1);
+    rc_start(&c, 1);
+    append_as_leader(&c, 4, 2, 4, 3, 1);
+    tick_member(&c, 1);
+    consensus_status_get(c.nodes[1].consensus, &status);
+    assert_int_equal(status.state, CONSENSUS_FOLLOWER);
+    assert_int_equal(status.last_index, 8);
+    rc_free(&c);
+}
+
+/* A rejection from a follower, reordered behind a later acknowledgement
+ * and arriving while the leader probes that follower: libraft 0.22.1
+ * (progress.c, progressMaybeDecrement, probe branch) checks only that it
+ * rejects next_index - 1 and sets next_index to the follower's last index
+ * + 1, which is then at or below match_index; replication.c
+ * sendAppendEntries counts (next - match) - 1 entries in flight, which
+ * wraps, so it sends only heartbeats, which move nothing: the follower
+ * stalls for good (the chaos simulator, heavy reordering). The leader
+ * must not see such a rejection. */
+static void test_stale_rejection_ignored(void **state)
+{
+    struct rc_cluster c;
+    struct raft_message m = {.type = RAFT_APPEND_ENTRIES_RESULT};
+    struct consensus_status leader_status, follower_status;
+    unsigned leader, follower;
+
+    (void)state;
+    rc_init(&c, 3, 42);
+    rc_bootstrap(&c, 3);
+    rc_start_all(&c);
+    leader = rc_wait_leader(&c, 5000);
+    follower = (leader + 1) % 3;
+    for (uint64_t v = 1; v <= 3; v++) {
+        rc_commit(&c, v);
+    }
+    rc_run(&c, 200);
+    consensus_status_get(c.nodes[follower].consensus, &follower_status);
+    consensus_status_get(c.nodes[leader].consensus, &leader_status);
+    assert_int_equal(follower_status.last_index, leader_status.last_index);
+    /* Unreachable for a while: the leader probes it again. */
+    rc_stop(&c, follower);
+    rc_run(&c, 3000);
+    m.append_entries_result = (struct raft_append_entries_result){
+        .version = 0,
+        .term = leader_status.term,
+        .rejected = follower_status.last_index,
+        .last_log_index = follower_status.last_index - 1};
+    send_as(&c, follower, leader, &m);
+    rc_start(&c, follower);
+    rc_commit(&c, 4);
+    rc_run(&c, 3000);
+    assert_true(rc_has_value(&c, follower, 4));
+    rc_check_safety(&c);
+    rc_free(&c);
+}
+
 /* Builds part k (of size part, the last may be shorter) of whole. */
 static size_t make_part(const uint8_t *whole, size_t total, size_t part,
                         size_t k, uint64_t checksum, uint8_t *out)
@@ -423,6 +631,9 @@ int main(void)
         cmocka_unit_test(test_parts_checked),
         cmocka_unit_test(test_member_back_under_new_id),
         cmocka_unit_test(test_spoofed_sender_dropped),
+        cmocka_unit_test(test_install_while_taking_snapshot),
+        cmocka_unit_test(test_append_conflicting_committed),
+        cmocka_unit_test(test_stale_rejection_ignored),
     };
 
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);

@@ -16,13 +16,39 @@ struct node_quorum {
     bool was_leader;
 };
 
-/* One write in flight: its id, to release its rows if it fails. */
+/* One write in flight: its id, to release its rows if it fails.
+ * answered: its caller was already told (only the early-ack mutant below
+ * does that before the entry is committed). */
 struct write {
     struct node_quorum *q;
     uint8_t txn_id[REPLICATION_QUORUM_TXN_ID_BYTES];
     node_quorum_done_cb done;
     void *ctx;
+    bool answered;
 };
+
+#ifdef SINEW_MUTATION_EARLY_ACK
+/* A deliberately broken build for the chaos suite's own tests
+ * (docs/testing.md, "Mutants"): it answers a write as committed as soon
+ * as it was proposed, before a majority holds it, which breaks "completes
+ * only after a majority has it durably" (consensus.h). The simulator's
+ * linearizability and lost-write checkers must catch it; the marker tells
+ * the simulator which code it linked. Never built into sinew. */
+const char sinew_mutation_early_ack[] = "early-ack";
+
+static void acknowledge_proposed(struct write *w)
+{
+    w->answered = true;
+    w->done(w->ctx, 0, 0);
+}
+#else
+/* A write is answered when its entry is committed and applied
+ * (write_done), never earlier. */
+static void acknowledge_proposed(struct write *w)
+{
+    (void)w;
+}
+#endif
 
 static int machine_apply(void *ctx, uint64_t index, uint64_t term,
                          const uint8_t *const *commands, const size_t *sizes,
@@ -143,7 +169,9 @@ static void write_done(void *ctx, int status, uint64_t index, int result)
     if (status != 0) {
         replication_quorum_abandon(w->q->machine, w->txn_id);
     }
-    w->done(w->ctx, status != 0 ? status : result, index);
+    if (!w->answered) {
+        w->done(w->ctx, status != 0 ? status : result, index);
+    }
     common_free(w);
 }
 
@@ -183,6 +211,8 @@ int node_quorum_write(struct node_quorum *q, engine_apply_cb fn, void *fn_ctx,
         rc = consensus_propose(q->consensus, set.data, set.size, write_done, w);
         if (rc != 0) {
             replication_quorum_abandon(q->machine, txn_id);
+        } else {
+            acknowledge_proposed(w);
         }
     }
     common_buf_close(&set);

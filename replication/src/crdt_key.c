@@ -14,13 +14,25 @@
 
 #include "crdt_int.h"
 
+/* The site tie-break of K, or (the chaos suite's mutant, built only into
+ * its test binary sim-mutant-tiebreak: cluster-tests/sim/CMakeLists.txt)
+ * none, so that equal HLCs compare equal and the last arrival wins. The
+ * SQL guards in crdt_store.c flip with it. The marker lets the sim say
+ * which code it runs. */
+#ifdef SINEW_MUTATION_NO_SITE_TIEBREAK
+#define CRDT_KEY_SITE_CMP(a, b, size) 0
+const char replication__mutation_no_site_tiebreak[] = "no-site-tiebreak";
+#else
+#define CRDT_KEY_SITE_CMP(a, b, size) memcmp((a), (b), (size))
+#endif
+
 int replication__crdt_k_cmp(const struct replication__crdt_k *a,
                             const struct replication__crdt_k *b)
 {
     if (a->hlc != b->hlc) {
         return a->hlc < b->hlc ? -1 : 1;
     }
-    return memcmp(a->site, b->site, sizeof(a->site));
+    return CRDT_KEY_SITE_CMP(a->site, b->site, sizeof(a->site));
 }
 
 static int encode_value(const struct engine_change_value *v,

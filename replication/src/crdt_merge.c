@@ -506,9 +506,11 @@ static int unshadow(struct merge *m, const struct merge_row *r)
 }
 
 /* In debug builds: a direct row is visible and has no shadow left, as
- * the shadow route would leave it. */
-static bool direct_holds(struct merge *m, const struct merge_row *r,
-                         const struct replication__crdt_table *shape)
+ * the shadow route would leave it. Release builds only name it inside
+ * ASSERT_DEBUG's sizeof, hence unused. */
+__attribute__((unused)) static bool
+direct_holds(struct merge *m, const struct merge_row *r,
+             const struct replication__crdt_table *shape)
 {
     struct replication__crdt_row row = {shape->name, r->pk, r->pk_size};
     struct replication__crdt_k k;

@@ -45,6 +45,19 @@ static const char *const create_sql =
     "CREATE TABLE IF NOT EXISTS sinew_crdt_floor(origin BLOB PRIMARY KEY,"
     " floor INTEGER);";
 
+/* The site tie-break of the cell guards (K = (hlc, site), as
+ * replication__crdt_k_cmp() orders it), or in the chaos suite's mutant
+ * (SINEW_MUTATION_NO_SITE_TIEBREAK, see crdt_key.c) none: at equal HLCs a
+ * write always lands. The mutant keeps ?4 in the statement, so binding
+ * stays the same. */
+#ifdef SINEW_MUTATION_NO_SITE_TIEBREAK
+#define CRDT_STORE_TIE_PUT "(excluded.site >= site OR 1)"
+#define CRDT_STORE_TIE_DROP "(site <= ?4 OR 1)"
+#else
+#define CRDT_STORE_TIE_PUT "excluded.site >= site"
+#define CRDT_STORE_TIE_DROP "site <= ?4"
+#endif
+
 static const char *const stmt_sql[CRDT_STMT_COUNT] = {
     [CRDT_ROW_GET] = "SELECT alive, hlc, site FROM sinew_crdt_row"
                      " WHERE tbl = ?1 AND pk = ?2",
@@ -67,10 +80,10 @@ static const char *const stmt_sql[CRDT_STMT_COUNT] = {
                       " has_shadow = excluded.has_shadow,"
                       " shadow = excluded.shadow"
                       " WHERE excluded.hlc > hlc OR (excluded.hlc = hlc"
-                      " AND excluded.site >= site)",
+                      " AND " CRDT_STORE_TIE_PUT ")",
     [CRDT_CELL_DROP] = "DELETE FROM sinew_crdt_cell WHERE tbl = ?1"
                        " AND pk = ?2 AND (hlc < ?3 OR (hlc = ?3"
-                       " AND site <= ?4))",
+                       " AND " CRDT_STORE_TIE_DROP "))",
     [CRDT_CELL_SHADOWS] = "SELECT col, has_shadow, shadow FROM"
                           " sinew_crdt_cell WHERE tbl = ?1 AND pk = ?2",
     [CRDT_CELL_SHADOW_SET] = "UPDATE sinew_crdt_cell SET has_shadow = 1,"

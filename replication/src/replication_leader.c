@@ -110,6 +110,8 @@ static int fence_load(struct replication *r)
     return rc == ENGINE_DONE ? 0 : rc;
 }
 
+static int check_diverged(struct replication *r);
+
 int replication__leader_load(struct replication *r)
 {
     uint64_t fence_epoch = 0, writer_epoch = 0;
@@ -132,6 +134,12 @@ int replication__leader_load(struct replication *r)
     r->writer = r->fence_known && writer_epoch == r->epoch;
     if (rc == 0 && r->fence_known) {
         rc = fence_load(r);
+    }
+    /* Divergence is not stored: it is recomputed from the heads and the
+     * stored fence, so a diverged node still says so after a restart (the
+     * fence it already holds is never adopted again). */
+    if (rc == 0 && r->fence_known) {
+        rc = check_diverged(r);
     }
     return rc;
 }
@@ -219,26 +227,48 @@ static int check_diverged(struct replication *r)
     return rc;
 }
 
-/* Becomes the writer at epoch: the fence is our heads, our own unbounded. */
+/* The index of our own origin in heads, or count when it is absent. */
+static size_t own_head(const struct replication *r,
+                       const struct replication__head *heads, size_t count)
+{
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        if (memcmp(heads[i].site, replication_site_id(r),
+                   REPLICATION_SITE_ID_BYTES) == 0) {
+            break;
+        }
+    }
+    return i;
+}
+
+/* Becomes the writer at epoch: the fence is our heads, our own unbounded.
+ * A node that wrote before (a writer re-promoted at a later epoch) already
+ * has its own origin among the heads: that entry becomes unbounded, since
+ * the fence holds one row per origin. */
 static int take_over(struct replication *r, uint64_t epoch)
 {
     struct replication__head *heads = NULL, *grown;
-    size_t count = 0;
+    size_t count = 0, own;
     int rc;
 
     rc = replication__crdt_vv_list(r->crdt, &heads, &count);
     if (rc != 0) {
         return rc;
     }
-    grown = common_realloc_array(heads, count + 1, sizeof(*grown));
-    if (grown == NULL) {
-        common_free(heads);
-        return COMMON_ENOMEM;
+    own = own_head(r, heads, count);
+    if (own == count) {
+        grown = common_realloc_array(heads, count + 1, sizeof(*grown));
+        if (grown == NULL) {
+            common_free(heads);
+            return COMMON_ENOMEM;
+        }
+        heads = grown;
+        memcpy(heads[count].site, replication_site_id(r),
+               REPLICATION_SITE_ID_BYTES);
+        count++;
     }
-    heads = grown;
-    memcpy(heads[count].site, replication_site_id(r),
-           REPLICATION_SITE_ID_BYTES);
-    heads[count++].head = UINT64_MAX;
+    heads[own].head = UINT64_MAX;
     rc = fence_store(r, epoch, heads, count, true);
     common_free(heads);
     if (rc == 0) {
@@ -312,6 +342,15 @@ int replication__leader_admit(struct replication *r, const uint8_t *origin,
     return r->fence_known && version <= fence_head(r, origin)
                ? 0
                : REPLICATION_EFENCED;
+}
+
+int replication__leader_recheck(struct replication *r)
+{
+    if (r->config.mode != REPLICATION_MODE_LEADER || !r->fence_known ||
+        r->diverged) {
+        return 0;
+    }
+    return check_diverged(r);
 }
 
 uint64_t replication__leader_limit(const struct replication *r,

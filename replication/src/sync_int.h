@@ -206,6 +206,11 @@ int replication__leader_adopt(struct replication *r, uint64_t epoch,
  * shipped): 0, REPLICATION_EFENCED. */
 int replication__leader_admit(struct replication *r, const uint8_t *origin,
                               uint64_t version, uint64_t epoch);
+/* After change sets were merged: those admitted before the current fence
+ * was adopted (queued, or held for an earlier version) may lie beyond it,
+ * and then this node has diverged (says so, as adopt does). 0 or an
+ * engine code. */
+int replication__leader_recheck(struct replication *r);
 /* The highest version of origin that may be shipped (UINT64_MAX: all). */
 uint64_t replication__leader_limit(const struct replication *r,
                                    const uint8_t *origin);

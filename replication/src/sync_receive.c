@@ -252,6 +252,9 @@ void replication__flush_incoming(struct replication *r)
     rc = replication__crdt_apply_batch(r->crdt, sets, r->incoming_count,
                                        &applied, apply_failed, r);
     r->applied += applied;
+    if (rc == 0 && applied > 0) {
+        rc = replication__leader_recheck(r);
+    }
     if (rc != 0) {
         LOGF(&r->config.log, COMMON_LOG_ERROR,
              "replication: merging received change sets: %s",

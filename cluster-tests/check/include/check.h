@@ -266,4 +266,69 @@ int check_history_write(FILE *out, const struct check_op *ops, size_t count,
 /* Frees the operations; the history may be closed once. */
 void check_history_close(struct check_history *history);
 
+/* ==== sets: nothing acknowledged lost, no phantom (chaos-design.md §8) ====
+ *
+ * check_set() judges one replica's final read of a grow-only set: every
+ * acknowledged element must be in it (else lost), and every element in it
+ * must have been issued, acknowledged or with an unknown outcome (else a
+ * phantom). Elements are int64; arrays are borrowed for the call and need
+ * not be sorted. Returns the number of violations (0: passed); the first
+ * lost and the first phantom element go to *first_lost / *first_phantom
+ * (CHECK_ABSENT when none). */
+size_t check_set(const int64_t *acked, size_t acked_count,
+                 const int64_t *unknown, size_t unknown_count,
+                 const int64_t *final, size_t final_count, int64_t *first_lost,
+                 int64_t *first_phantom);
+
+/* ==== crdt: the last-writer-wins oracle (crdt.md §6.4) ====
+ *
+ * Every acknowledged (or unknown-outcome) write of a crdt history, with its
+ * K = (hlc, site), and the rows one replica holds at the end of a table
+ * (key, CHECK_LWW_COLUMNS int64 columns). Per key, the INSERT or DELETE of
+ * largest K decides whether the row exists; per column, the INSERT (every
+ * column) or UPDATE of that column with the largest K gives the value. K
+ * compares hlc, then the site's bytes (memcmp). An unknown write may or may
+ * not have applied: a replica value is accepted when it is the oracle's
+ * value over the acknowledged writes or that of an unknown write with a
+ * larger K than it. */
+#define CHECK_LWW_COLUMNS 3
+#define CHECK_LWW_SITE_BYTES 16
+
+enum check_lww_kind {
+    CHECK_LWW_INSERT = 0,
+    CHECK_LWW_UPDATE = 1,
+    CHECK_LWW_DELETE = 2,
+};
+
+struct check_lww_write {
+    enum check_lww_kind kind;
+    int64_t key;
+    unsigned columns; /* UPDATE: bit c = column c set */
+    int64_t values[CHECK_LWW_COLUMNS];
+    uint64_t hlc;
+    uint8_t site[CHECK_LWW_SITE_BYTES];
+    bool unknown; /* outcome unknown */
+};
+
+struct check_lww_row {
+    int64_t key;
+    int64_t values[CHECK_LWW_COLUMNS];
+};
+
+/* 0 when rows (sorted by key, each key once) are what the oracle allows;
+ * else -1 with the first disagreement described in why (size bytes) and
+ * its key in *bad_key. writes and rows are borrowed for the call. */
+int check_lww(const struct check_lww_write *writes, size_t write_count,
+              const struct check_lww_row *rows, size_t row_count,
+              int64_t *bad_key, char *why, size_t size);
+
+/* ==== leader: followers hold a prefix (chaos-design.md §8) ====
+ *
+ * check_prefix() judges one follower's log (values in log order) against
+ * the writer's: 0 when it is a prefix of it (equal when complete), else -1
+ * with the first position that differs in *at. */
+int check_prefix(const int64_t *writer, size_t writer_count,
+                 const int64_t *follower, size_t follower_count, bool complete,
+                 size_t *at);
+
 #endif /* SINEW_CHECK_H */
