@@ -255,9 +255,13 @@ static void signal_cb(uv_signal_t *handle, int signum)
     struct serve *s = handle->data;
 
     if (signum == SIGHUP) {
-        int rc = serve_log_reopen(s->log_owner);
-        LOGF(&s->log, rc == 0 ? COMMON_LOG_INFO : COMMON_LOG_ERROR,
-             "log reopened error=\"%s\"", node_strerror(rc));
+        if (serve_log_reopen(s->log_owner) == 0) {
+            LOGF(&s->log, COMMON_LOG_INFO, "log reopened signal=SIGHUP");
+        } else {
+            LOGF(&s->log, COMMON_LOG_ERROR,
+                 "log not reopened: still writing the old file "
+                 "signal=SIGHUP");
+        }
         return;
     }
     if (s->stopping) {
