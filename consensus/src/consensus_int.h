@@ -3,9 +3,10 @@
  * consensus_int.h: the inside of a struct consensus, shared by the
  * module's files: consensus.c (lifecycle, tick, status), io.c (our
  * struct raft_io: the store for disk, the transport for messages, the
- * caller's clock), fsm.c (struct raft_fsm: commands and snapshots to the
- * caller's state machine), propose.c (group proposal, read barriers,
- * leader readiness) and membership.c (the admin calls).
+ * caller's clock; io_recv.c guards its receive path), fsm.c (struct raft_fsm:
+ * commands and snapshots to the caller's state machine), propose.c (group
+ * proposal, read barriers, leader readiness) and membership.c (the admin
+ * calls).
  *
  * Every raft_* type stays inside consensus/ (consensus.h names none).
  */
@@ -50,7 +51,7 @@ struct consensus__peer {
     char *address;      /* the dial address (after the '@') */
     bool connect_asked; /* transport_connect() was called */
     bool connected;
-    /* io.c, as leader: the highest index it acknowledged in acked_term
+    /* io_recv.c, as leader: the highest index it acknowledged in acked_term
      * (stale rejections below it are dropped). */
     uint64_t acked_term;
     uint64_t acked_index;
@@ -209,6 +210,18 @@ bool consensus__io_knows(struct consensus *c,
 /* Whether node is in the configuration, under any id. */
 bool consensus__io_knows_member(struct consensus *c,
                                 const struct transport_node_id *node);
+
+/* io_recv.c: io.c's receive path guards against libraft 0.22.1 bugs. */
+/* Whether message (decoded from an authenticated sender; the caller's, its
+ * contents libraft's once delivered) may go to libraft. When not, it has
+ * been released, and either counted as dropped or the member stopped. */
+bool consensus__io_recv_admit(struct consensus *c,
+                              struct raft_message *message);
+/* Whether message from peer (both the caller's) is a stale
+ * AppendEntriesResult rejection, to be dropped; updates what peer
+ * acknowledged. */
+bool consensus__io_recv_stale(struct consensus *c, struct consensus__peer *peer,
+                              const struct raft_message *message);
 
 /* Raft addresses: "<64 hex digits of the node id>@<dial address>". */
 int consensus__address_format(const struct transport_node_id *node,
