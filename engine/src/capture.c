@@ -480,8 +480,18 @@ static int run_hook(struct engine_db *db, uint64_t *stamp)
     commit_init(&commit, db);
     rc = engine_commit_next(&commit, &change);
     if (rc == ENGINE_ROW) {
+        /* The hook's own SQL (a module's bookkeeping rows) is not the
+         * user's: changes(), total_changes() and last_insert_rowid() keep
+         * what the user's statements left, as SQLite's do across its
+         * internal writes. */
+        int64_t changes = db->changes, total = db->total_changes;
+        int64_t rowid = db->last_insert_rowid;
+
         engine_commit_rewind(&commit);
         rc = capture->hook(capture->hook_ctx, db, &commit);
+        db->changes = changes;
+        db->total_changes = total;
+        db->last_insert_rowid = rowid;
         rc = rc > 0 ? ENGINE_EABORT : rc;
         rc = rc ? hook_error(db, &commit, rc) : 0;
     } else if (rc == ENGINE_DONE) {

@@ -488,6 +488,35 @@ static void capture_hook_writes_commit_atomically(void **state)
     scratch_dir_remove(&dir);
 }
 
+/* The hook's own rows are not the user's: changes(), total_changes() and
+ * last_insert_rowid() say what the user's statement did (the HTTP API
+ * returns them to clients). */
+static void capture_hook_rows_leave_counters_alone(void **state)
+{
+    struct recorder r;
+    struct engine_db *db;
+    int64_t total;
+
+    (void)state;
+    db = open_recorded(NULL, &r);
+    assert_int_equal(engine_exec_system(db,
+                                        "CREATE TABLE sinew_log(n INTEGER "
+                                        "PRIMARY KEY, what)",
+                                        NULL, NULL),
+                     0);
+    storage_exec(db, "CREATE TABLE t(a)");
+    r.sql = "INSERT INTO sinew_log(n, what) VALUES (900, 'a'), (901, 'b')";
+    total = engine_total_changes(db);
+    storage_exec(db, "INSERT INTO t(rowid, a) VALUES (42, 1)");
+    assert_int_equal(r.sql_rc, 0);
+    assert_int_equal(engine_last_insert_rowid(db), 42);
+    assert_int_equal(engine_changes(db), 1);
+    assert_int_equal(engine_total_changes(db), total + 1);
+    assert_query(db, "SELECT count(*) FROM sinew_log", "2\n");
+    r.sql = NULL;
+    close_recorded(db, &r);
+}
+
 /* ---- stamps ---- */
 
 /* The stamp field of the WAL's first record. */
@@ -921,6 +950,7 @@ int main(void)
         cmocka_unit_test(capture_veto_writes_nothing_to_file),
         cmocka_unit_test(capture_hook_cannot_end_the_transaction),
         cmocka_unit_test(capture_hook_writes_commit_atomically),
+        cmocka_unit_test(capture_hook_rows_leave_counters_alone),
         cmocka_unit_test(capture_stamp_survives_reopen),
         cmocka_unit_test(capture_apply_replays_captured_changes),
         cmocka_unit_test(capture_apply_is_all_or_nothing),
