@@ -104,7 +104,11 @@ static void op(struct check_op *out, enum check_kind kind, int64_t value,
 static void test_quorum_verdict(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/test_proc_XXXXXX";
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+
+    snprintf(dir, sizeof(dir), "%s/test_proc_XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
     assert_non_null(mkdtemp(dir));
     struct check_op ops[3];
     struct chaos_workload w = {.ops = ops, .op_count = 3};
