@@ -408,4 +408,17 @@ int common_reader_bytes(struct common_reader *reader, size_t size,
 
 uint64_t common_checksum64(const void *data, size_t size, uint64_t seed);
 
+/* ------------------------------------------------------------------------
+ * SIGPIPE
+ *
+ * A peer that closes while we write makes write(2) raise SIGPIPE, whose
+ * default action ends the process, and libuv leaves it to the
+ * application. A network piece must never crash its host over a peer's
+ * behaviour: if nobody chose a disposition, this sets SIGPIPE to ignored
+ * (the write then fails with EPIPE, a lost connection like any other); a
+ * handler or SIG_IGN the application set is left alone.
+ * ------------------------------------------------------------------------ */
+
+void common_sigpipe_ignore_default(void);
+
 #endif /* SINEW_COMMON_H */

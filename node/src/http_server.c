@@ -13,7 +13,6 @@
 #include "http_server.h"
 
 #include <arpa/inet.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,24 +20,6 @@
 
 /* The kernel's queue of connections not yet accepted. */
 #define HTTP_SERVER_BACKLOG 511
-
-/* A peer that closes while we write makes write(2) raise SIGPIPE, whose
- * default action ends the process, and libuv leaves it to the
- * application: if nobody chose a disposition, ignore it (the write then
- * fails with EPIPE). The transport does the same (transport/src/tcp.c). */
-static void ignore_sigpipe(void)
-{
-    struct sigaction current;
-    struct sigaction ignore;
-
-    if (sigaction(SIGPIPE, NULL, &current) == 0 &&
-        current.sa_handler == SIG_DFL) {
-        memset(&ignore, 0, sizeof(ignore));
-        ignore.sa_handler = SIG_IGN;
-        sigemptyset(&ignore.sa_mask);
-        (void)sigaction(SIGPIPE, &ignore, NULL);
-    }
-}
 
 static int port_parse(const char *text, int *out)
 {
@@ -273,7 +254,7 @@ int http_server_start(struct uv_loop_s *loop, const char *address,
         uv_close((uv_handle_t *)&server->listener, server_handle_closed_cb);
         return NODE_EIO;
     }
-    ignore_sigpipe();
+    common_sigpipe_ignore_default();
     LOGF(config->log, COMMON_LOG_INFO, "http listening address=%s",
          server->address);
     *out = server;

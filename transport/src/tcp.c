@@ -12,7 +12,6 @@
  */
 #include "tcp.h"
 
-#include <signal.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -23,26 +22,6 @@
 #define TCP_COMPRESS_MIN_BYTES_DEFAULT 4096
 
 static const struct transport_ops tcp_ops;
-
-/* A peer that closes while we write makes write(2) raise SIGPIPE, whose
- * default action ends the process; libuv leaves it to the application.
- * A transport must never crash its host over a peer's behaviour, so if
- * nobody chose a disposition, SIGPIPE is ignored (write then fails with
- * EPIPE, a lost connection like any other). A handler or SIG_IGN the
- * application set is left alone. */
-static void ignore_sigpipe(void)
-{
-    struct sigaction current;
-    struct sigaction ignore;
-
-    if (sigaction(SIGPIPE, NULL, &current) == 0 &&
-        current.sa_handler == SIG_DFL) {
-        memset(&ignore, 0, sizeof(ignore));
-        ignore.sa_handler = SIG_IGN;
-        sigemptyset(&ignore.sa_mask);
-        (void)sigaction(SIGPIPE, &ignore, NULL);
-    }
-}
 
 static struct transport__tcp *tcp_of(struct transport *transport)
 {
@@ -142,7 +121,7 @@ int transport__tcp_new(struct uv_loop_s *loop,
     if (sodium_init() < 0) {
         return TRANSPORT_EIO;
     }
-    ignore_sigpipe();
+    common_sigpipe_ignore_default();
     tcp = common_calloc(1, sizeof(*tcp));
     if (tcp == NULL) {
         return COMMON_ENOMEM;
