@@ -21,7 +21,7 @@
 #include "crdt_int.h"
 #include "replication.h"
 
-enum outcome { APPLIED, COVERED, WAITING, DEFERRED };
+enum outcome { APPLIED, COVERED, WAITING, DEFERRED, FENCED };
 
 static int system_random(void *ctx, uint8_t *out, size_t size)
 {
@@ -161,6 +161,8 @@ int replication__crdt_open(const struct replication__crdt_config *config,
     crdt->log = config->log;
     crdt->gate = config->gate;
     crdt->gate_ctx = config->gate_ctx;
+    crdt->admit = config->admit;
+    crdt->admit_ctx = config->admit_ctx;
     rc = replication__crdt_store_create(crdt->db);
     if (rc == 0) {
         rc = load_site(crdt, config);
@@ -242,7 +244,28 @@ uint64_t replication__crdt_schema_hash(const struct replication__crdt *crdt)
     return crdt->schema_hash;
 }
 
-/* Applies cs if it is next for its origin and within the clock offset. */
+/* Asks the admit callback (crdt.h) about cs: 0 and *outcome APPLIED when
+ * it may be merged, else the outcome that stops it. */
+static int admit(const struct replication__crdt *crdt,
+                 const struct replication__changeset *cs, enum outcome *outcome)
+{
+    int rc = crdt->admit != NULL ? crdt->admit(crdt->admit_ctx, cs) : 0;
+
+    *outcome = APPLIED;
+    if (rc == REPLICATION_EFENCED) {
+        *outcome = FENCED;
+        return 0;
+    }
+    if (rc == REPLICATION_EDEFERRED) {
+        *outcome = WAITING;
+        return 0;
+    }
+    return rc;
+}
+
+/* Applies cs if it is next for its origin, admitted, and within the clock
+ * offset. The admission comes before hlc_update(): a refused set must not
+ * move the clock either. */
 static int apply_one(struct replication__crdt *crdt,
                      const struct replication__changeset *cs,
                      enum outcome *outcome)
@@ -262,6 +285,10 @@ static int apply_one(struct replication__crdt *crdt,
     if (cs->version > head + 1) {
         *outcome = WAITING;
         return 0;
+    }
+    rc = admit(crdt, cs, outcome);
+    if (rc != 0 || *outcome != APPLIED) {
+        return rc;
     }
     rc = hlc_update(crdt->clock, cs->hlc, &stamp);
     if (rc == HLC_EAHEAD) {
@@ -328,6 +355,27 @@ static int unhold(struct replication__crdt *crdt, size_t i, bool applied)
     return rc;
 }
 
+/* Drops held set i, which the admit callback refused for good: held
+ * before the fence moved past it (a deposed writer's), it must never be
+ * merged, not even by the new writer that holds it (DESIGN.md, leader). */
+static int drop_fenced(struct replication__crdt *crdt, size_t i)
+{
+    const struct replication__changeset *cs = crdt->held[i];
+
+    LOGF(&crdt->log, COMMON_LOG_WARN,
+         "held change set refused, beyond the writer's fence"
+         " origin=%02x%02x%02x%02x version=%" PRIu64 " epoch=%" PRIu64,
+         cs->origin[0], cs->origin[1], cs->origin[2], cs->origin[3],
+         cs->version, cs->epoch);
+    crdt->fenced++;
+    return unhold(crdt, i, false);
+}
+
+uint64_t replication__crdt_fenced_count(const struct replication__crdt *crdt)
+{
+    return crdt->fenced;
+}
+
 /* One pass over the held change sets; *progress says whether any left. */
 static int retry_pass(struct replication__crdt *crdt, bool *progress)
 {
@@ -339,6 +387,14 @@ static int retry_pass(struct replication__crdt *crdt, bool *progress)
     *progress = false;
     while (i < crdt->held_count) {
         rc = apply_one(crdt, crdt->held[i], &outcome);
+        if (rc == 0 && outcome == FENCED) {
+            rc = drop_fenced(crdt, i);
+            *progress = true;
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
+        }
         if (rc != 0 || outcome == APPLIED || outcome == COVERED) {
             drop_rc = unhold(crdt, i, rc == 0 && outcome == APPLIED);
             *progress = true;
@@ -390,6 +446,8 @@ int replication__crdt_apply(struct replication__crdt *crdt,
         return replication__crdt_retry(crdt);
     case COVERED:
         return 0;
+    case FENCED:
+        return REPLICATION_EFENCED;
     case WAITING:
         return hold(crdt, cs, false);
     default:
@@ -447,8 +505,16 @@ static int batch_head(struct batch *b, const uint8_t *origin,
     return rc;
 }
 
-/* Marks the sets that are next for their origin and within the clock
- * offset; *stamp: the last receive stamp. */
+static bool is_admitted(const struct replication__crdt *crdt,
+                        const struct replication__changeset *cs)
+{
+    enum outcome outcome;
+
+    return admit(crdt, cs, &outcome) == 0 && outcome == APPLIED;
+}
+
+/* Marks the sets that are next for their origin, admitted and within the
+ * clock offset; *stamp: the last receive stamp. */
 static int batch_plan(struct batch *b, uint64_t *stamp, size_t *ready)
 {
     struct replication__head_cache *head;
@@ -465,8 +531,9 @@ static int batch_plan(struct batch *b, uint64_t *stamp, size_t *ready)
             continue;
         }
         if (rc != 0 || cs->version != head->head + 1 ||
+            !is_admitted(b->crdt, cs) ||
             hlc_update(b->crdt->clock, cs->hlc, stamp) != 0) {
-            continue; /* early or ahead: one by one, below */
+            continue; /* early, unadmitted or ahead: one by one, below */
         }
         b->ready[i] = BATCH_MERGED;
         head->head = cs->version;

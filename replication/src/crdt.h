@@ -117,6 +117,15 @@ struct replication__crdt_config {
      * message (REPLICATION_ENOTWRITER). NULL: every commit, epoch 0. */
     int (*gate)(void *ctx, uint64_t *epoch);
     void *gate_ctx;
+    /* Asked before another node's change set is merged, whether it comes
+     * now or was held earlier (leader mode's fence, which a set held
+     * before the fence moved must meet too): 0 admits it;
+     * REPLICATION_EFENCED refuses it for good (a held set is dropped and
+     * counted, see replication__crdt_fenced_count()); REPLICATION_EDEFERRED
+     * keeps it waiting (the fence is not known yet). cs is borrowed for the
+     * call; the callback changes nothing. NULL: every set admitted. */
+    int (*admit)(void *ctx, const struct replication__changeset *cs);
+    void *admit_ctx;
 };
 
 /* Creates the system tables if missing, reads or makes the site id,
@@ -176,8 +185,10 @@ int replication__crdt_log_bytes_since(struct replication__crdt *crdt,
  * the database in one transaction (crdt.md §6.4). 0: applied (its records
  * that name a table or column this database lacks kept for later, see
  * "Schema" above), already covered, or waiting for a missing earlier
- * version of its origin; REPLICATION_EDEFERRED: stamped beyond the maximum
- * clock offset, kept; engine codes from the transaction. A successful
+ * version of its origin (or for the fence, see admit); REPLICATION_EDEFERRED:
+ * stamped beyond the maximum clock offset, kept; REPLICATION_EFENCED: the
+ * admit callback refused it, not kept; engine codes from the transaction.
+ * A successful
  * apply also applies whatever held change sets have become applicable,
  * and the kept records the schema now has room for. */
 int replication__crdt_apply(struct replication__crdt *crdt,
@@ -215,6 +226,8 @@ bool replication__crdt_is_held(const struct replication__crdt *crdt,
 /* Change sets waiting: deferred ones (clock ahead) and all. */
 size_t replication__crdt_deferred_count(const struct replication__crdt *crdt);
 size_t replication__crdt_held_count(const struct replication__crdt *crdt);
+/* Held change sets dropped since open because admit refused them. */
+uint64_t replication__crdt_fenced_count(const struct replication__crdt *crdt);
 
 /* Applied change sets some of whose records are kept, waiting for a table
  * or column this database lacks (not counted by held_count). */
@@ -284,6 +297,8 @@ int replication__crdt_snapshot_check(const uint8_t *bytes, size_t size);
 struct replication__crdt_install {
     size_t merged; /* change sets of this node's log merged back over the
                   snapshot (versions above its heads) */
+    size_t joined; /* this node's registers merged over the snapshot (of
+                  origins it holds versions of above the snapshot's heads) */
 };
 
 /* Replaces this node's replicated state by the snapshot's (bytes borrowed

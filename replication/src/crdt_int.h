@@ -78,6 +78,9 @@ struct replication__crdt {
     struct common_log log;
     int (*gate)(void *ctx, uint64_t *epoch); /* crdt.h's config */
     void *gate_ctx;
+    int (*admit)(void *ctx, const struct replication__changeset *cs);
+    void *admit_ctx;
+    uint64_t fenced; /* held sets dropped because admit refused them */
     uint8_t site[REPLICATION__SITE_ID_BYTES];
     struct engine_stmt *stmts[CRDT_STMT_COUNT]; /* NULL until used */
     /* The user tables' shapes learned so far (crdt_table.c), owned; valid

@@ -35,6 +35,14 @@ static int gate(void *ctx, uint64_t *epoch)
     return REPLICATION_ENOTWRITER;
 }
 
+/* Leader mode's admission (crdt.h): the fence again, at merge time. */
+static int admit(void *ctx, const struct replication__changeset *cs)
+{
+    const struct replication *r = ctx;
+
+    return replication__leader_admits(r, cs->origin, cs->version, cs->epoch);
+}
+
 static int check_config(const struct replication_config *config)
 {
     if (config->db == NULL || config->transport == NULL ||
@@ -80,6 +88,8 @@ static int open_crdt(struct replication *r)
     if (r->config.mode == REPLICATION_MODE_LEADER) {
         cc.gate = gate;
         cc.gate_ctx = r;
+        cc.admit = admit;
+        cc.admit_ctx = r;
     }
     return replication__crdt_open(&cc, &r->crdt);
 }
@@ -368,7 +378,7 @@ int replication_stats_get(struct replication *r, struct replication_stats *out)
     out->quarantined = replication__crdt_kept_count(r->crdt);
     out->waiting = replication__crdt_held_count(r->crdt) - out->deferred;
     out->applied = r->applied;
-    out->refused = r->refused;
+    out->refused = r->refused + replication__crdt_fenced_count(r->crdt);
     out->epoch = r->epoch;
     out->diverged = r->diverged;
     if (rc != 0) {

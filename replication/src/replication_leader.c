@@ -330,18 +330,31 @@ int replication__leader_adopt(struct replication *r, uint64_t epoch,
     return rc == 0 ? check_diverged(r) : rc;
 }
 
+int replication__leader_admits(const struct replication *r,
+                               const uint8_t *origin, uint64_t version,
+                               uint64_t epoch)
+{
+    if (epoch >= r->epoch) {
+        return 0;
+    }
+    if (!r->fence_known) {
+        return REPLICATION_EDEFERRED;
+    }
+    return version <= fence_head(r, origin) ? 0 : REPLICATION_EFENCED;
+}
+
 int replication__leader_admit(struct replication *r, const uint8_t *origin,
                               uint64_t version, uint64_t epoch)
 {
+    int rc;
+
     if (epoch > r->epoch) {
         return see_epoch(r, epoch);
     }
-    if (epoch == r->epoch) {
-        return 0;
-    }
-    return r->fence_known && version <= fence_head(r, origin)
-               ? 0
-               : REPLICATION_EFENCED;
+    rc = replication__leader_admits(r, origin, version, epoch);
+    /* Until the fence is known the chunk is dropped: the summary that
+     * brings the fence comes first on the next sync, then the chunk. */
+    return rc == REPLICATION_EDEFERRED ? REPLICATION_EFENCED : rc;
 }
 
 int replication__leader_recheck(struct replication *r)

@@ -203,9 +203,17 @@ int replication__leader_adopt(struct replication *r, uint64_t epoch,
                               const struct replication__head *fence,
                               size_t fence_count, bool fence_known);
 /* Whether a change set of origin, version and epoch may be applied (or
- * shipped): 0, REPLICATION_EFENCED. */
+ * shipped): 0, REPLICATION_EFENCED. A higher epoch than any seen is
+ * recorded (its fence not known yet). */
 int replication__leader_admit(struct replication *r, const uint8_t *origin,
                               uint64_t version, uint64_t epoch);
+/* The same question with no side effect, asked again when a set that
+ * arrived earlier is merged (crdt.h's admit): 0; REPLICATION_EFENCED,
+ * beyond the fence; REPLICATION_EDEFERRED, older than an epoch whose
+ * fence is not known yet. */
+int replication__leader_admits(const struct replication *r,
+                               const uint8_t *origin, uint64_t version,
+                               uint64_t epoch);
 /* After change sets were merged: those admitted before the current fence
  * was adopted (queued, or held for an earlier version) may lie beyond it,
  * and then this node has diverged (says so, as adopt does). 0 or an

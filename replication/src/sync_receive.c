@@ -214,10 +214,12 @@ static void apply_failed(void *ctx, const struct replication__changeset *cs,
     r->refused++;
     site_text(cs->origin, site);
     LOGF(&r->config.log,
-         rc == COMMON_ETOOBIG ? COMMON_LOG_WARN : COMMON_LOG_ERROR,
+         rc == COMMON_ETOOBIG || rc == REPLICATION_EFENCED ? COMMON_LOG_WARN
+                                                           : COMMON_LOG_ERROR,
          "replication: change set origin=%s version=%" PRIu64
-         " not applied: %s (anti-entropy sends it again)",
-         site, cs->version, replication_strerror(rc));
+         " not applied: %s%s",
+         site, cs->version, replication_strerror(rc),
+         rc == REPLICATION_EFENCED ? "" : " (anti-entropy sends it again)");
 }
 
 void replication__drop_incoming(struct replication *r)

@@ -217,6 +217,50 @@ static void leader_deposed_writer_is_fenced(void **state)
     cluster_free(&cl);
 }
 
+/* Leader mode: a change set held (stamped beyond the clock offset: its
+ * writer's clock ran 5 s ahead) when its receiver takes over as writer lies
+ * beyond the new fence. It must never
+ * be merged later, when the clock has caught up, over the new writer's own
+ * acknowledged row (the simulator's leader seeds 0x3f, 0x6d, 0xbe: the
+ * fence was checked when a chunk arrived, not when a held set was
+ * merged). */
+static void leader_held_set_beyond_fence_is_refused(void **state)
+{
+    struct replication_stats stats;
+
+    (void)state;
+    cluster_init(&cl, 2, REPLICATION_MODE_LEADER, schema, 9, false);
+    cl.nodes[0].writer_epoch = 1;
+    cluster_link_all(&cl);
+    cluster_start_all(&cl);
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('r1', 1, 1)");
+    cluster_run(&cl, 500);
+    cl.nodes[0].skew_ms = 5000;
+    cluster_exec(&cl, 0, "INSERT INTO t VALUES ('r2', 2, 2)");
+    cl.nodes[0].skew_ms = 0;
+    cluster_run(&cl, 500);
+    assert_int_equal(replication_stats_get(cl.nodes[1].replication, &stats), 0);
+    assert_int_equal(stats.deferred, 1);
+    replication_stats_release(&stats);
+    cl.nodes[0].writer_epoch = 0;
+    cl.nodes[1].writer_epoch = 2;
+    cluster_run(&cl, 500);
+    cluster_exec(&cl, 1, "INSERT INTO t VALUES ('r2', 20, 20)");
+    cluster_run(&cl, 6000); /* the clocks pass the deposed writer's stamp */
+    cluster_assert_query(&cl, 1, "SELECT id, a FROM t ORDER BY id",
+                         "r1|1\nr2|20");
+    assert_int_equal(replication_stats_get(cl.nodes[1].replication, &stats), 0);
+    assert_false(stats.diverged);
+    assert_int_equal(stats.deferred + stats.waiting, 0);
+    assert_true(stats.refused >= 1);
+    replication_stats_release(&stats);
+    assert_int_equal(replication_stats_get(cl.nodes[0].replication, &stats), 0);
+    assert_true(stats.diverged);
+    replication_stats_release(&stats);
+    cluster_free(&cl);
+}
+
 /* Leader mode: a follower down during the writer's commits catches up
  * when it returns, from another follower as well as from the writer. */
 static void leader_follower_catches_up(void **state)
@@ -400,6 +444,7 @@ int main(void)
         cmocka_unit_test(leader_followers_follow),
         cmocka_unit_test(leader_deposed_writer_is_fenced),
         cmocka_unit_test(leader_follower_catches_up),
+        cmocka_unit_test(leader_held_set_beyond_fence_is_refused),
         cmocka_unit_test(history_pruned_once_acknowledged),
         cmocka_unit_test(history_evicted_member_rebuilt),
         cmocka_unit_test(history_new_node_joins_by_snapshot),
