@@ -103,7 +103,9 @@ int replication__snapshot_ship(struct replication *r,
     uint64_t now = r->config.clock.now_ms(r->config.clock.ctx);
     int rc;
 
-    if (!peer->needs_snapshot) {
+    if (!peer->needs_snapshot || r->diverged) {
+        /* A diverged node (leader mode) holds a deposed writer's change
+         * sets beyond the fence: its state must not seed anyone. */
         replication__snapshot_drop(peer);
         return 0;
     }
@@ -178,6 +180,15 @@ static void install(struct replication *r, struct replication__peer *peer)
     LOGF(&r->config.log, COMMON_LOG_INFO,
          "replication: snapshot installed; merged back %zu change sets",
          stats.merged);
+    /* Leader mode: a sender that had not learned the fence yet may have
+     * shipped a deposed writer's sets beyond it; then this node has
+     * diverged and says so. */
+    rc = replication__leader_recheck(r);
+    if (rc != 0) {
+        LOGF(&r->config.log, COMMON_LOG_ERROR,
+             "replication: checking the fence after a snapshot: %s",
+             replication_strerror(rc));
+    }
     for (i = 0; i < r->peer_count; i++) {
         replication__send_summary(r, &r->peers[i]); /* the news at once */
     }
