@@ -298,41 +298,54 @@ struct replication__crdt_install {
     size_t merged; /* change sets of this node's log merged back over the
                   snapshot (versions above its heads) */
     size_t joined; /* this node's registers merged over the snapshot (of
-                  origins it holds versions of above the snapshot's heads) */
+                  origins whose versions above the snapshot's heads its
+                  log no longer holds) */
 };
 
-/* Replaces this node's replicated state by the snapshot's (bytes borrowed
- * for the call; no transaction may be open), then carries on from it.
+/* Joins the snapshot's replicated state (bytes borrowed for the call; no
+ * transaction may be open) with this node's, then carries on from the
+ * join: the result holds every write either side had merged, as if each
+ * had received the other's change sets (crdt.md §6.1), so two nodes that
+ * each pruned history the other lacks converge by swapping snapshots.
  * Checked whole first: bad bytes change nothing (REPLICATION_EFORMAT,
  * REPLICATION_EVERSION, COMMON_ETOOBIG); a snapshot stamped beyond the
  * clock's maximum offset changes nothing either (REPLICATION_EDEFERRED:
- * try again later), and so does one that lacks versions of another origin
- * this node has merged and no longer holds in its log (REPLICATION_EBEHIND:
- * replacing the state would lose them; a later snapshot will do). Then,
- * in one transaction the commit hook does not see:
+ * try again later). Then, in one transaction the commit hook does not
+ * see:
  *
  * - the snapshot's tables are made by its statements (a local table or
  *   index under one of its names is dropped first) and hold its rows; a
  *   local table the snapshot lacks is kept, rows and registers;
- * - the registers, the column catalog and the kept change sets of every
- *   other table are the snapshot's;
- * - per origin, the head is the snapshot's, and the floor too, and the
- *   change log keeps only this node's change sets of that origin right
- *   above it (a run without gaps), merged back into the state so that
- *   nothing this node had applied is lost; for this node's own site the
- *   head stays its own (raised to the snapshot's if that is higher), its
- *   log stays whole, and its change sets the snapshot lacks are merged
- *   back the same way (peers will merge them too, as they still ship);
+ * - the registers and the column catalog of every other table are the
+ *   snapshot's; so are the kept change sets of versions its heads cover
+ *   (this node's kept sets of later versions stay);
+ * - per origin, the head is the higher of this node's and the snapshot's;
+ *   where this node's is higher, its change sets of that origin above the
+ *   snapshot's head that its log holds are merged back; where its log no
+ *   longer holds them all (pruned before the sender had them), its
+ *   registers whose K names that origin are then merged over the
+ *   snapshot's too, by the change-set merge (crdt_snapshot_join.c): the
+ *   greater K wins per cell and per row's existence, a dead row drops the
+ *   cells at or below its K, as when the change sets meet. Registers of
+ *   the other origins are the snapshot's alone: it has every version of
+ *   them this node has, so what it lacks of them was collected (a row
+ *   deleted and collected elsewhere does not come back, crdt.md §5 #26).
+ *   Joined records of a table or column the installed schema lacks (DDL
+ *   of another origin neither side still holds) are dropped, logged at
+ *   WARN;
+ * - another origin's floor is the higher of the snapshot's head and this
+ *   node's floor, and its change log keeps what lies above the floor; for
+ *   this node's own site the log and floor stay as they were;
  * - held change sets the new heads cover are forgotten;
  * - the clock is raised past every register's HLC, before any local write.
  *
- * Then held change sets that now apply are applied. The merged-back change
- * sets keep their stamps: this node's writes compete by last-writer-wins
- * like anyone's, never rebased (crdt.md §6.7's rebase is for an evicted
- * member, which sync refuses instead: it is rebuilt from an empty
- * database). *stats (NULL: not wanted) says how many were merged back. A
- * failure after the install committed (applying held sets) returns its
- * code; the snapshot stays installed. */
+ * Then held change sets that now apply are applied. Merged writes keep
+ * their stamps: this node's writes compete by last-writer-wins like
+ * anyone's, never rebased (crdt.md §6.7's rebase is for an evicted member,
+ * which sync refuses instead: it is rebuilt from an empty database).
+ * *stats (NULL: not wanted) says how many change sets were merged back and
+ * registers joined. A failure after the install committed (applying held
+ * sets) returns its code; the snapshot stays installed. */
 int replication__crdt_snapshot_install(struct replication__crdt *crdt,
                                        const uint8_t *bytes, size_t size,
                                        struct replication__crdt_install *stats);

@@ -160,9 +160,10 @@ static int pack_query(struct build *b, const char *sql, const char *kinds,
     return 0;
 }
 
-/* The name the rowid goes by in t (the engine's choice: the first of
- * SQLite's rowid names no column has taken), or NULL. */
-static const char *rowid_name(const struct replication__crdt_table *t)
+/* The engine's choice of the rowid's name: the first of SQLite's rowid
+ * names no column has taken. */
+const char *
+replication__snapshot_rowid_name(const struct replication__crdt_table *t)
 {
     static const char *const names[] = {"rowid", "oid", "_rowid_"};
     size_t i;
@@ -181,7 +182,8 @@ static int table_add(struct build *b, const char *name)
     struct replication__crdt_table *t = NULL, **grown;
     int rc = replication__crdt_table_load(b->crdt->db, name, &t);
 
-    if (rc == 0 && t->key_count == 0 && rowid_name(t) == NULL) {
+    if (rc == 0 && t->key_count == 0 &&
+        replication__snapshot_rowid_name(t) == NULL) {
         replication__crdt_table_free(t);
         rc = REPLICATION_ESCHEMA;
     }
@@ -272,7 +274,8 @@ static int rows_sql(const struct replication__crdt_table *t,
     int rc = common_buf_append(sql, "SELECT ", 7);
 
     if (rc == 0 && t->key_count == 0) {
-        rc = replication__snapshot_quote(sql, rowid_name(t));
+        rc = replication__snapshot_quote(sql,
+                                         replication__snapshot_rowid_name(t));
         rc = rc == 0 ? common_buf_append(sql, ", ", 2) : rc;
     }
     for (i = 0; rc == 0 && i < t->column_count; i++) {

@@ -1,25 +1,27 @@
 /* SPDX-License-Identifier: MIT
  *
- * crdt_snapshot_install.c: replacing this node's replicated state by a
- * peer's snapshot, then carrying on (crdt.h has the rules; crdt.md §6.7:
- * "a node whose summary is behind the watermark ... restores a snapshot,
- * then re-applies its own unacknowledged local transactions as new
+ * crdt_snapshot_install.c: installing a peer's snapshot as a join with
+ * this node's replicated state, then carrying on (crdt.h has the rules;
+ * crdt.md §6.7: "a node whose summary is behind the watermark ...
+ * restores a snapshot, then re-applies its own unacknowledged local
  * transactions"; §5 #26: the row deleted and collected elsewhere does not
  * reappear).
  *
- * Why the install merges history back. The snapshot is the sender's state:
- * per origin, every version up to the sender's head. This node may hold
- * versions above those heads (its own unacknowledged ones above all, and
- * others' the sender had not seen yet). Its version vector must say only
- * what its registers hold, and its own head can never go back (a version
- * number once used names one change set forever: peers that already have
- * it would ignore a different one under the same number). So the change
- * sets above the snapshot's heads that this node's log holds are merged
- * back into the installed state, in the install's transaction: the state
- * is then exactly what the sender will have once it merges them, which it
- * will, because they still ship from the log. For another origin only the
- * run right above the snapshot's head counts (a head is contiguous); the
- * rest of that origin's log is dropped and fetched again from peers.
+ * The snapshot is the sender's state: per origin, every version up to the
+ * sender's head. This node may hold versions above those heads (its own
+ * unacknowledged ones above all, and others' the sender had not seen, even
+ * ones pruned from its log since). Its version vector must say only what
+ * its registers hold, and its own head can never go back (a version number
+ * once used names one change set forever: peers that already have it
+ * would ignore a different one under the same number). So the install
+ * builds the snapshot's state, then merges into it, in its transaction,
+ * the change sets of its log above the snapshot's heads and, for an origin
+ * whose log lost some of them (pruned before the sender had them), this
+ * node's registers of that origin (crdt_snapshot_join.c). The state is
+ * then the join of both, what each side will have once the other's writes
+ * reach it, and each origin's head is the higher of the two. For the other
+ * origins the snapshot's registers stand alone: it already has every
+ * write of theirs this node has, or collected it.
  *
  * Everything is checked before the transaction starts (crdt_snapshot_
  * check.c), and what cannot be (the schema's statements making tables
@@ -56,19 +58,27 @@ static const char *const install_sql[INSTALL_STMT_COUNT] = {
                  " VALUES (?1, ?2, 0, ?3, 'schema')",
 };
 
+/* An origin's versions after the install. */
+struct install_origin {
+    uint8_t site[REPLICATION__SITE_ID_BYTES];
+    uint64_t head;  /* max(this node's, the snapshot's) */
+    uint64_t floor; /* another origin's: max(this node's, snapshot's head) */
+};
+
 struct install {
     struct replication__crdt *crdt;
     const struct replication__snapshot_body *body;
     const struct replication__snapshot_info *info;
-    uint64_t local_version;          /* sinew_crdt_meta 'version' before */
-    uint64_t own_snapshot;           /* the snapshot's head of this site */
-    struct common_buf kept;          /* local tables it lacks, NUL-terminated */
-    size_t kept_count;               /* names in kept */
-    struct replication__head *heads; /* the version vector after */
-    size_t head_count;
+    uint64_t local_version;         /* sinew_crdt_meta 'version' before */
+    uint64_t own_snapshot;          /* the snapshot's head of this site */
+    struct common_buf kept;         /* local tables it lacks, NUL-terminated */
+    size_t kept_count;              /* names in kept */
+    struct install_origin *origins; /* the version vector after */
+    size_t origin_count;
     struct replication__changeset **runs; /* owned: merged back, hlc order */
     size_t run_count;
     size_t run_capacity;
+    struct replication__snapshot_join join; /* this node's registers */
     struct engine_stmt *stmts[INSTALL_STMT_COUNT];
     /* The table whose rows the walk is at, and a key buffer for them. */
     struct replication__crdt_table *shape;
@@ -83,26 +93,14 @@ static bool is_own(const struct install *ins, const uint8_t *origin)
     return memcmp(origin, ins->crdt->site, REPLICATION__SITE_ID_BYTES) == 0;
 }
 
-/* Collects a run of one origin's logged change sets (log_since's visit). */
-struct run_walk {
-    struct install *ins;
-    bool own;      /* every version above the head, else only a run */
-    uint64_t next; /* the version a run needs next */
-};
-
-#define RUN_END 1 /* a gap: the run is over (not an error) */
-
+/* Collects one origin's logged change sets (log_since's visit). */
 static int run_cb(void *ctx, const struct replication__changeset *cs)
 {
-    struct run_walk *w = ctx;
-    struct install *ins = w->ins;
+    struct install *ins = ctx;
     struct replication__changeset **grown, *copy;
     size_t n = ins->run_capacity ? 2 * ins->run_capacity : 16;
     int rc;
 
-    if (!w->own && cs->version != w->next) {
-        return RUN_END;
-    }
     if (ins->run_count == ins->run_capacity) {
         grown = common_realloc_array(ins->runs, n, sizeof(*grown));
         if (grown == NULL) {
@@ -114,61 +112,52 @@ static int run_cb(void *ctx, const struct replication__changeset *cs)
     rc = replication__crdt_changeset_clone(cs, &copy);
     if (rc == 0) {
         ins->runs[ins->run_count++] = copy;
-        w->next = cs->version + 1;
     }
     return rc;
 }
 
-static int head_add(struct install *ins, const uint8_t *origin, uint64_t head)
+static int origin_add(struct install *ins, const uint8_t *origin, uint64_t head,
+                      uint64_t floor)
 {
-    struct replication__head *grown;
+    struct install_origin *grown;
 
-    grown =
-        common_realloc_array(ins->heads, ins->head_count + 1, sizeof(*grown));
+    grown = common_realloc_array(ins->origins, ins->origin_count + 1,
+                                 sizeof(*grown));
     if (grown == NULL) {
         return COMMON_ENOMEM;
     }
-    ins->heads = grown;
-    memcpy(grown[ins->head_count].site, origin, REPLICATION__SITE_ID_BYTES);
-    grown[ins->head_count++].head = head;
+    ins->origins = grown;
+    memcpy(grown[ins->origin_count].site, origin, REPLICATION__SITE_ID_BYTES);
+    grown[ins->origin_count].head = head;
+    grown[ins->origin_count++].floor = floor;
     return 0;
 }
 
-/* The head of origin after the install (local: its head here, 0 when
- * unknown here), and the change sets of its log to merge back. */
+/* An origin's head and floor after the install (local: its head here, 0
+ * when unknown here). When this node holds versions of it above the
+ * snapshot's head, the change sets of its log above that head are merged
+ * back; when the log no longer holds them all (its floor is above the
+ * snapshot's head: pruned before the sender had them), the registers of
+ * that origin are joined too, for they hold what the log lost. */
 static int origin_plan(struct install *ins, const uint8_t *origin,
                        uint64_t local)
 {
     uint64_t snap = replication__snapshot_head_of(
         ins->info->heads, ins->info->head_count, origin);
-    struct run_walk w = {ins, is_own(ins, origin), snap + 1};
-    size_t before = ins->run_count;
-    int rc = 0;
+    uint64_t floor = 0;
+    int rc = replication__crdt_floor(ins->crdt, origin, &floor);
 
-    if (local > snap) {
-        rc = replication__crdt_log_since(ins->crdt, origin, snap, run_cb, &w);
-        rc = rc == RUN_END ? 0 : rc;
+    if (rc == 0 && local > snap) {
+        rc = replication__crdt_log_since(ins->crdt, origin, snap, run_cb, ins);
+    }
+    if (rc == 0 && local > snap && floor > snap) {
+        rc = replication__snapshot_join_ahead(&ins->join, origin);
     }
     if (rc != 0) {
         return rc;
     }
-    if (w.own && local > snap && ins->run_count - before < local - snap) {
-        /* Pruned before the sender had them: nobody has them any more. */
-        LOGF(&ins->crdt->log, COMMON_LOG_WARN,
-             "snapshot lacks local versions no longer in the log lost=%zu",
-             (size_t)(local - snap) - (ins->run_count - before));
-    }
-    if (w.own) {
-        return head_add(ins, origin, snap > local ? snap : local);
-    }
-    if (local > snap + (ins->run_count - before)) {
-        /* This node merged versions of origin that neither the snapshot
-         * nor its log has any more: replacing its state would lose them.
-         * Refused; a later snapshot, from a sender that caught up, will
-         * do (the origin still holds its own versions). */
-        return REPLICATION_EBEHIND;
-    }
-    return head_add(ins, origin, snap + (ins->run_count - before));
+    return origin_add(ins, origin, snap > local ? snap : local,
+                      snap > floor ? snap : floor);
 }
 
 static int run_cmp(const void *a, const void *b)
@@ -521,7 +510,8 @@ static int install_kept(void *ctx, const uint8_t *bytes, size_t size)
 
 /* ---- in the transaction: what the snapshot replaces ---- */
 
-/* The registers and catalog rows of every table but the kept ones. */
+/* The registers and catalog rows of every table but the kept ones, each
+ * table's read by the join first. */
 static int forget_registers(struct install *ins)
 {
     static const char *const sql[] = {
@@ -549,27 +539,25 @@ static int forget_registers(struct install *ins)
     }
     while (rc == 0 && at < names.size) {
         const char *name = (const char *)names.data + at;
-        rc = replication__crdt_schema_forget(ins->crdt, name);
+        rc = replication__snapshot_join_read(ins->crdt, &ins->join, name);
+        rc = rc == 0 ? replication__crdt_schema_forget(ins->crdt, name) : rc;
         at += strlen(name) + 1;
     }
     common_buf_close(&names);
     return rc;
 }
 
-/* Per origin: the head, the log kept (its run above the snapshot's head),
- * the floor, the waiting sets now covered; the local counter. */
+/* Per origin: the head, the log kept (above the floor), the floor, the
+ * waiting sets now covered; the local counter. */
 static int versions_write(struct install *ins)
 {
     struct replication__crdt *crdt = ins->crdt;
-    uint64_t snap;
     size_t i;
     int rc;
 
     rc = engine_exec(crdt->db, "DELETE FROM sinew_crdt_vv", NULL, NULL);
-    for (i = 0; rc == 0 && i < ins->head_count; i++) {
-        const struct replication__head *h = &ins->heads[i];
-        snap = replication__snapshot_head_of(ins->info->heads,
-                                             ins->info->head_count, h->site);
+    for (i = 0; rc == 0 && i < ins->origin_count; i++) {
+        const struct install_origin *h = &ins->origins[i];
         rc = h->head > 0 ? replication__crdt_vv_put(crdt, h->site, h->head) : 0;
         rc = rc == 0 ? exec_origin(ins,
                                    "DELETE FROM sinew_crdt_pending WHERE"
@@ -583,15 +571,15 @@ static int versions_write(struct install *ins)
         rc = exec_origin(ins,
                          "DELETE FROM sinew_crdt_log WHERE origin = ?1 AND"
                          " (version <= ?2 OR version > ?3)",
-                         h->site, snap, h->head);
-        rc = rc == 0
-                 ? exec_origin(ins,
-                               snap > 0 ? "INSERT OR REPLACE INTO"
-                                          " sinew_crdt_floor VALUES (?1, ?2)"
-                                        : "DELETE FROM sinew_crdt_floor"
-                                          " WHERE origin = ?1",
-                               h->site, snap, 0)
-                 : rc;
+                         h->site, h->floor, h->head);
+        rc = rc == 0 ? exec_origin(ins,
+                                   h->floor > 0
+                                       ? "INSERT OR REPLACE INTO"
+                                         " sinew_crdt_floor VALUES (?1, ?2)"
+                                       : "DELETE FROM sinew_crdt_floor"
+                                         " WHERE origin = ?1",
+                                   h->site, h->floor, 0)
+                     : rc;
     }
     if (rc == 0 && ins->own_snapshot > ins->local_version) {
         /* The cluster has more of this site than this database (restored
@@ -601,6 +589,24 @@ static int versions_write(struct install *ins)
     return rc == 0 ? replication__crdt_meta_put(crdt, "hlc",
                                                 hlc_high_water(crdt->clock))
                    : rc;
+}
+
+/* The kept records (reason 'schema') of versions the snapshot's heads
+ * cover: its own list says which of them still wait for a schema. Those
+ * of versions only this node has stay (their other records are joined). */
+static int forget_kept(struct install *ins)
+{
+    const struct replication__snapshot_info *info = ins->info;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; rc == 0 && i < info->head_count; i++) {
+        rc = exec_origin(ins,
+                         "DELETE FROM sinew_crdt_pending WHERE origin = ?1"
+                         " AND version <= ?2 AND reason = 'schema'",
+                         info->heads[i].site, info->heads[i].head, 0);
+    }
+    return rc;
 }
 
 static int install_cb(void *ctx, struct engine_db *db)
@@ -621,17 +627,15 @@ static int install_cb(void *ctx, struct engine_db *db)
 
     (void)db;
     rc = forget_registers(ins);
-    rc = rc == 0 ? engine_exec(ins->crdt->db,
-                               "DELETE FROM sinew_crdt_pending"
-                               " WHERE reason = 'schema'",
-                               NULL, NULL)
-                 : rc;
+    rc = rc == 0 ? forget_kept(ins) : rc;
     rc = rc == 0 ? replication__snapshot_walk(ins->body, &visit) : rc;
     rc = rc == 0 ? versions_write(ins) : rc;
     for (i = 0; rc == 0 && i < ins->run_count; i++) {
         rc = replication__crdt_merge_within(ins->crdt, ins->runs[i]);
         ins->stats.merged++;
     }
+    rc = rc == 0 ? replication__snapshot_join_merge(ins->crdt, &ins->join) : rc;
+    ins->stats.joined = ins->join.merged;
     rc = rc == 0 ? replication__crdt_schema_sync(ins->crdt) : rc;
     replication__crdt_stmts_close(ins->crdt);
     return rc;
@@ -683,9 +687,10 @@ static void install_log(const struct install *ins)
 
     LOGF(&ins->crdt->log, COMMON_LOG_INFO,
          "snapshot installed from=%02x%02x%02x%02x rows=%zu registers=%zu"
-         " kept_tables=%zu merged_back=%zu",
+         " kept_tables=%zu merged_back=%zu joined=%zu",
          s[0], s[1], s[2], s[3], ins->info->row_count,
-         ins->info->register_count, ins->kept_count, ins->stats.merged);
+         ins->info->register_count, ins->kept_count, ins->stats.merged,
+         ins->stats.joined);
 }
 
 static void install_close(struct install *ins)
@@ -699,7 +704,8 @@ static void install_close(struct install *ins)
         replication__crdt_changeset_free(ins->runs[i]);
     }
     common_free(ins->runs);
-    common_free(ins->heads);
+    common_free(ins->origins);
+    replication__snapshot_join_close(&ins->join);
     common_free(ins->key);
     replication__crdt_table_free(ins->shape);
     common_buf_close(&ins->kept);
@@ -719,9 +725,10 @@ int replication__crdt_snapshot_install(struct replication__crdt *crdt,
     ASSERT(bytes != NULL || size == 0);
     ASSERT(!engine_in_transaction(crdt->db));
     common_buf_init(&ins.kept, SIZE_MAX);
+    replication__snapshot_join_init(&ins.join);
     rc = replication__snapshot_open(bytes, size, &body);
     if (rc != 0) {
-        common_buf_close(&ins.kept);
+        install_close(&ins);
         return rc;
     }
     rc = replication__snapshot_check_body(&body, &info);

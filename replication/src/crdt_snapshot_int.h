@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * crdt_snapshot_int.h: what the snapshot files share (crdt_snapshot.c,
- * crdt_snapshot_wire.c, crdt_snapshot_check.c, crdt_snapshot_install.c):
- * the byte layout of a crdt snapshot and the walk over its body that the
- * checker and the installer both use. The same tables
+ * crdt_snapshot_wire.c, crdt_snapshot_check.c, crdt_snapshot_install.c,
+ * crdt_snapshot_join.c): the byte layout of a crdt snapshot, the walk
+ * over its body that the checker and the installer both use, and the
+ * install's join of this node's registers. The same tables
  * are in docs/formats.md, "Snapshots"; what a snapshot is for is in
  * crdt.h.
  *
@@ -58,6 +59,7 @@
 
 #include "changeset.h"
 #include "common.h"
+#include "crdt_int.h"
 #include "engine.h"
 #include "sync_wire.h"
 
@@ -231,5 +233,54 @@ bool replication__snapshot_has_table(
 /* Appends name (NUL-terminated, borrowed) to sql as a quoted SQL
  * identifier (crdt_snapshot.c). */
 int replication__snapshot_quote(struct common_buf *sql, const char *name);
+
+/* The name the rowid of t goes by (the first of SQLite's rowid names no
+ * column of t has taken), or NULL (crdt_snapshot.c). */
+const char *
+replication__snapshot_rowid_name(const struct replication__crdt_table *t);
+
+/* ------------------------------------------------------------------------
+ * Joining this node's registers into an installed snapshot
+ * (crdt_snapshot_join.c, which says why). Inside the install's
+ * transaction: init, name the ahead origins, read each table's registers
+ * before the install drops them, merge them once the snapshot's state,
+ * its version bookkeeping and the merged-back change sets are in, close.
+ * ------------------------------------------------------------------------ */
+
+struct join_item;
+struct replication__snapshot_join {
+    uint8_t (*ahead)[REPLICATION__SITE_ID_BYTES]; /* owned */
+    size_t ahead_count;
+    struct replication__crdt_table **shapes; /* owned: the local tables */
+    struct replication__table *tables;       /* per shape, pointing into it */
+    size_t table_count;
+    struct join_item *items; /* owned: the registers read */
+    size_t item_count;
+    size_t item_capacity;
+    struct replication__arena arena; /* keys, values */
+    size_t merged;                   /* registers merged */
+};
+
+void replication__snapshot_join_init(struct replication__snapshot_join *j);
+void replication__snapshot_join_close(struct replication__snapshot_join *j);
+
+/* origin (REPLICATION__SITE_ID_BYTES, copied) is one this node holds more
+ * versions of than the snapshot: its registers are joined. */
+int replication__snapshot_join_ahead(struct replication__snapshot_join *j,
+                                     const uint8_t *origin);
+
+/* Reads table's (NUL-terminated, borrowed) registers of the ahead origins
+ * and their values, in the open transaction, before the install drops or
+ * replaces the table. A name that is no user table reads nothing;
+ * COMMON_ECORRUPT for a key that does not decode; engine codes. */
+int replication__snapshot_join_read(struct replication__crdt *crdt,
+                                    struct replication__snapshot_join *j,
+                                    const char *table);
+
+/* Merges the registers read into the installed state, in the open
+ * transaction, as change sets (replication__crdt_merge_within()); those
+ * of a table or column the installed schema lacks are dropped, logged. */
+int replication__snapshot_join_merge(struct replication__crdt *crdt,
+                                     struct replication__snapshot_join *j);
 
 #endif /* SINEW_REPLICATION_CRDT_SNAPSHOT_INT_H */

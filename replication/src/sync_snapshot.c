@@ -170,16 +170,15 @@ static void install(struct replication *r, struct replication__peer *peer)
     peer->snap_in_got = 0;
     if (rc != 0) {
         LOGF(&r->config.log,
-             rc == REPLICATION_EBEHIND || rc == REPLICATION_EDEFERRED
-                 ? COMMON_LOG_WARN
-                 : COMMON_LOG_ERROR,
+             rc == REPLICATION_EDEFERRED ? COMMON_LOG_WARN : COMMON_LOG_ERROR,
              "replication: snapshot refused: %s (a later one will do)",
              replication_strerror(rc));
         return;
     }
     LOGF(&r->config.log, COMMON_LOG_INFO,
-         "replication: snapshot installed; merged back %zu change sets",
-         stats.merged);
+         "replication: snapshot installed; merged back %zu change sets,"
+         " joined %zu registers",
+         stats.merged, stats.joined);
     /* Leader mode: a sender that had not learned the fence yet may have
      * shipped a deposed writer's sets beyond it; then this node has
      * diverged and says so. */
