@@ -264,9 +264,12 @@ int consensus_tick(struct consensus *c, uint64_t *next_ms);
 /* ---- writes and reads ---- */
 
 /* status: 0 (committed and applied here; result is the state machine's
- * result for it, index its log entry), CONSENSUS_ENOTLEADER (never
- * proposed), CONSENSUS_EUNKNOWN (outcome unknown), CONSENSUS_ESHUTDOWN,
- * CONSENSUS_EUNAVAILABLE. */
+ * result for it, index its log entry); CONSENSUS_EUNKNOWN (it reached the
+ * log but its outcome is not known here: leadership lost, a disk error,
+ * shutdown, or committed while this member stopped before applying it);
+ * never proposed, so it never takes effect: CONSENSUS_ENOTLEADER,
+ * CONSENSUS_ESHUTDOWN, CONSENSUS_EUNAVAILABLE (still queued when this
+ * happened). */
 typedef void (*consensus_done_cb)(void *ctx, int status, uint64_t index,
                                   int result);
 

@@ -223,6 +223,26 @@ bool consensus__io_recv_admit(struct consensus *c,
 bool consensus__io_recv_stale(struct consensus *c, struct consensus__peer *peer,
                               const struct raft_message *message);
 
+/* A configuration entry that an AppendEntries brings behind other new
+ * entries, which libraft 0.22.1 records under the wrong index
+ * (io_recv.c). */
+struct consensus__recv_change {
+    uint64_t first_new; /* the index libraft records; 0: nothing to repair */
+    uint64_t index;     /* the last configuration entry's own index */
+    uint64_t term;      /* its term */
+};
+/* Before message (the caller's, not yet delivered) goes to libraft:
+ * writes *out and, when there is an entry to repair, lowers the
+ * message's commit index below it so that libraft cannot apply it in
+ * the same step. */
+void consensus__io_recv_change_plan(struct consensus *c,
+                                    struct raft_message *message,
+                                    struct consensus__recv_change *out);
+/* After the message went to libraft: records the entry under its own
+ * index if libraft appended it. plan is borrowed for the call. */
+void consensus__io_recv_change_repair(
+    struct consensus *c, const struct consensus__recv_change *plan);
+
 /* Raft addresses: "<64 hex digits of the node id>@<dial address>". */
 int consensus__address_format(const struct transport_node_id *node,
                               const char *dial, char **out);

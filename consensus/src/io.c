@@ -775,6 +775,7 @@ void consensus__io_received(struct consensus *c,
     struct consensus__peer *peer;
     struct transport_node_id named;
     struct raft_message message;
+    struct consensus__recv_change change;
     const char *dial;
     size_t offset;
     uint64_t id;
@@ -798,6 +799,8 @@ void consensus__io_received(struct consensus *c,
         c->messages_dropped++;
         return;
     }
+    consensus__io_recv_change_plan(c, &message, &change);
     c->recv_cb(&c->io, &message);
+    consensus__io_recv_change_repair(c, &change);
     consensus__io_fire_requests(c);
 }

@@ -2,7 +2,7 @@
  *
  * io_recv.c: the guards on io.c's receive path against libraft 0.22.1
  * bugs. consensus__io_received() (io.c) authenticates and decodes a
- * message, then asks these whether libraft can take it, because three of
+ * message, then asks these whether libraft can take it, because four of
  * libraft's receive paths go wrong on messages a correct peer can send:
  *   - an AppendEntries naming, at or below our commit index, an entry of
  *     another term than ours makes replicationAppend fail with
@@ -14,7 +14,12 @@
  *     complete our snapshot first, or drop the message as lost);
  *   - a stale AppendEntriesResult rejection (reordered messages) puts the
  *     leader's probe of that peer where it sends only heartbeats and the
- *     peer stalls for good (stale_rejection: dropped).
+ *     peer stalls for good (stale_rejection: dropped);
+ *   - a configuration entry behind other new entries of an AppendEntries
+ *     is recorded as uncommitted under the first new entry's index, so
+ *     committing it never clears it, and as leader the member refuses
+ *     every later membership change (consensus__io_recv_change_plan and
+ *     _repair: recorded under its own index).
  * Each function's comment cites where in libraft it goes wrong.
  */
 #include "consensus_int.h"
@@ -163,4 +168,101 @@ bool consensus__io_recv_stale(struct consensus *c, struct consensus__peer *peer,
 {
     return message->type == RAFT_APPEND_ENTRIES_RESULT &&
            stale_rejection(c, peer, &message->append_entries_result);
+}
+
+/* The position in AppendEntries a of the first entry our log lacks or
+ * holds with another term (a->n_entries if it holds them all): where
+ * libraft starts appending (replication.c, checkConflictingEntries). */
+static unsigned first_new_entry(struct consensus *c,
+                                const struct raft_append_entries *a)
+{
+    unsigned j;
+
+    for (j = 0; j < a->n_entries; j++) {
+        if (trail_term_of(&c->raft.trail, a->prev_log_index + 1 + j) !=
+            a->entries[j].term) {
+            break;
+        }
+    }
+    return j;
+}
+
+/* The position of a's last configuration entry at or after first, or
+ * first if there is none. */
+static unsigned last_change_entry(const struct raft_append_entries *a,
+                                  unsigned first)
+{
+    unsigned last = first;
+
+    for (unsigned j = first; j < a->n_entries; j++) {
+        if (a->entries[j].type == RAFT_CHANGE) {
+            last = j;
+        }
+    }
+    return last;
+}
+
+/* libraft 0.22.1's replicationAppend (replication.c) records each
+ * configuration entry among the new ones with
+ * membershipUncommittedChange(r, index, entry), index being the first
+ * new entry's, not the configuration entry's own (client.c, the
+ * leader's path, passes index + i). Raft's rule, "a server always uses
+ * the latest configuration in its log, regardless of whether the entry
+ * is committed" (Ongaro's thesis §4.1), is kept (the configuration is
+ * the entry's), but configuration_uncommitted_index names the wrong
+ * entry: when the entry commits, replicationApplyConfigurationChange
+ * finds another index and neither clears it nor records the committed
+ * configuration. As leader the member then answers every change with
+ * RAFT_CANTCHANGE (membershipCanChangeConfiguration), for good, and its
+ * snapshots carry the old committed configuration (the chaos
+ * simulator's quorum seed 0x8b: a member that lagged was elected after
+ * the leader crashed during an add). The repair sets the index right
+ * after the step; so that libraft cannot apply the entry within that
+ * step (a lagging follower often learns a commit index past the whole
+ * run), the message's commit index is lowered below the entry, as an
+ * older message from the same leader would have it: the next message
+ * carries it again. */
+void consensus__io_recv_change_plan(struct consensus *c,
+                                    struct raft_message *message,
+                                    struct consensus__recv_change *out)
+{
+    struct raft_append_entries *a = &message->append_entries;
+    unsigned first, last;
+
+    ASSERT(c != NULL);
+    ASSERT(out != NULL);
+    *out = (struct consensus__recv_change){0};
+    if (message->type != RAFT_APPEND_ENTRIES ||
+        a->term < raft_current_term(&c->raft)) {
+        return;
+    }
+    first = first_new_entry(c, a);
+    last = last_change_entry(a, first);
+    if (last == first) {
+        return; /* none, or the first new entry: libraft's index is right */
+    }
+    out->first_new = a->prev_log_index + 1 + first;
+    out->index = a->prev_log_index + 1 + last;
+    out->term = a->entries[last].term;
+    if (a->leader_commit >= out->index) {
+        a->leader_commit = out->index - 1;
+    }
+}
+
+void consensus__io_recv_change_repair(struct consensus *c,
+                                      const struct consensus__recv_change *plan)
+{
+    struct raft *r = &c->raft;
+
+    ASSERT(plan != NULL);
+    if (plan->first_new == 0 || c->unavailable ||
+        raft_state(r) != RAFT_FOLLOWER ||
+        r->configuration_uncommitted_index != plan->first_new ||
+        trail_term_of(&r->trail, plan->index) != plan->term) {
+        return; /* refused, or not appended */
+    }
+    /* The commit index stayed below the entry (plan), and nothing before
+     * the step was committed at or past it (it was new). */
+    ASSERT(raft_last_applied(r) < plan->index);
+    r->configuration_uncommitted_index = plan->index;
 }

@@ -134,13 +134,18 @@ static void batch_done(struct raft_apply *req, int status, void *result)
     struct consensus__batch *batch = req->data;
     struct consensus *c = batch->c;
     struct consensus__proposal *p = batch->proposals;
-    int ours = consensus__from_raft(status);
+    int ours = 0;
 
     (void)result;
-    if (status == 0 && !batch->applied) {
-        /* Committed, but the state machine did not apply it here (this
-         * member stopped): the proposer cannot know more. */
-        ours = c->unavailable ? CONSENSUS_EUNAVAILABLE : CONSENSUS_EUNKNOWN;
+    if (status != 0 || !batch->applied) {
+        /* The entry was in the log: committed but not applied here (this
+         * member stopped; the entry takes effect when it restarts, or on
+         * the others), or failed after libraft had already sent it to
+         * followers (leadership lost, a disk error, shutdown), where a
+         * later leader may still commit it. Either way the proposer
+         * cannot say it failed: only a never-proposed command fails for
+         * sure. */
+        ours = CONSENSUS_EUNKNOWN;
     }
     batch_unlink(c, batch);
     for (size_t i = 0; p != NULL; i++) {
