@@ -41,6 +41,7 @@ struct sim_options {
     const char *history_path; /* write the history (JSON lines); borrowed */
     unsigned nodes_override;  /* 0: swarm */
     int profile;              /* 0: swarm; 1: tie bursts forced (mutants) */
+    const char *tmp_dir;      /* the run dir's parent; NULL: $TMPDIR or /tmp */
 };
 
 struct sim_result {

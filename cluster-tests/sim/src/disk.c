@@ -4,21 +4,26 @@
  * plus an undo log, built only on the engine's and consensus's I/O hooks.
  *
  * A hooked pwrite saves the pre-image of the range it overwrites (and the
- * file's old size) in its inode's undo list, then writes for real, so
+ * file's old size) in its file's undo list, then writes for real, so
  * later reads see it as the page cache would. A hooked fsync drops the
- * inode's undo list (never calling the real fsync: the run's files are
+ * file's undo list (never calling the real fsync: the run's files are
  * scratch). A crash replays the undo lists of the node's files backwards:
  * unsynced writes are lost, synced ones kept. With the torn model
  * "prefix" a crash keeps the first k unsynced writes of a file and a
  * 512-byte-aligned prefix of the next one: the "torn tail and nothing
  * after it" that the engine's WAL and the Raft store say they survive.
  *
- * Inodes are keyed by (dev, ino), so reuse of fd numbers never confuses
- * them; the path (from /proc/self/fd) is refreshed at the first unsynced
- * write of each sync cycle, so the revert finds a file renamed while it
- * was synced, and an inode whose path now names another file is skipped. Not
- * hooked, so durable at once (weaker, sound): open, ftruncate, rename, unlink
- * (§10.2).
+ * Files are keyed by (dev, ino), so reuse of fd numbers never confuses
+ * them, and the disk holds its own open description of every file it
+ * knows: a file system gives a freed inode's number to the next new file
+ * (ext4 at once, tmpfs seldom), and a record keyed by a number the file
+ * system reused would take one node's new file for another node's dead
+ * one (its owner, its undo list, its place in the revert's draws), so
+ * the run would depend on the file system and on what else ran beside
+ * it. A seed must replay anywhere. Files no directory names any more are
+ * forgotten when a new file appears and before a crash's revert. Not
+ * hooked, so durable at once (weaker, sound): open, ftruncate, rename,
+ * unlink (§10.2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,11 +47,15 @@ struct disk_write {
     int64_t old_size; /* the file's size before the write */
 };
 
-struct disk_inode {
+/* One file of a node, known since its first hooked write or sync. held is
+ * the disk's own open file description of it: while it is open the
+ * inode's number cannot be given to another file, so (dev, ino) names
+ * this file and no other for as long as the record lives. */
+struct disk_file {
     dev_t dev;
     ino_t ino;
+    int held;  /* O_RDWR (a directory: O_RDONLY); owned */
     int owner; /* node index */
-    char path[DISK_PATH_BYTES];
     struct disk_write *writes;
     size_t count;
     size_t capacity;
@@ -54,7 +63,7 @@ struct disk_inode {
 
 struct sim_disk {
     struct sim *sim;
-    struct disk_inode *inodes;
+    struct disk_file *files; /* in order of first sight */
     size_t count;
     size_t capacity;
     bool frozen[SIM_NODES_MAX];
@@ -80,64 +89,91 @@ static int owner_of(const struct sim_disk *disk, const char *path)
     return -1;
 }
 
-static void drop_writes(struct disk_inode *inode)
+static void drop_writes(struct disk_file *file)
 {
-    for (size_t i = 0; i < inode->count; i++) {
-        common_free(inode->writes[i].old);
+    for (size_t i = 0; i < file->count; i++) {
+        common_free(file->writes[i].old);
     }
-    inode->count = 0;
+    file->count = 0;
 }
 
-/* Refreshes inode's path from /proc/self/fd; false when it cannot. */
-static bool path_refresh(struct disk_inode *inode, int fd)
+static void file_release(struct disk_file *file)
+{
+    drop_writes(file);
+    common_free(file->writes);
+    close(file->held);
+}
+
+/* Forgets the files no directory names any more (unlinked, or renamed
+ * over): what they held can no longer be read after a crash, and
+ * closing them lets the file system reuse their numbers. The survivors
+ * keep their order, so the revert's draws stay in the same order. */
+static void prune_deleted(struct sim_disk *disk)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < disk->count; i++) {
+        struct stat st;
+
+        if (fstat(disk->files[i].held, &st) == 0 && st.st_nlink == 0) {
+            file_release(&disk->files[i]);
+            continue;
+        }
+        disk->files[kept++] = disk->files[i];
+    }
+    disk->count = kept;
+}
+
+/* Opens the disk's own description of fd's file (through /proc, so an
+ * unlinked file opens too, and never a dup: the engine's F_OFD_SETLK lock
+ * belongs to the product's description and must go when it closes). */
+static int hold_open(int fd, const struct stat *st)
 {
     char link[64];
+    int flags = S_ISDIR(st->st_mode) ? O_RDONLY | O_DIRECTORY : O_RDWR;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    return open(link, flags | O_CLOEXEC);
+}
+
+static struct disk_file *file_add(struct sim_disk *disk, int fd,
+                                  const struct stat *st)
+{
+    struct disk_file probe = {.dev = st->st_dev, .ino = st->st_ino};
+    char link[64], path[DISK_PATH_BYTES];
     ssize_t n;
 
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    n = readlink(link, inode->path, sizeof(inode->path) - 1);
+    n = readlink(link, path, sizeof(path) - 1);
     if (n <= 0) {
-        return false;
-    }
-    inode->path[n] = '\0';
-    return true;
-}
-
-static struct disk_inode *inode_add(struct sim_disk *disk, int fd,
-                                    const struct stat *st)
-{
-    struct disk_inode probe = {.dev = st->st_dev, .ino = st->st_ino};
-    struct disk_inode *inode;
-
-    if (!path_refresh(&probe, fd)) {
         return NULL;
     }
-    probe.owner = owner_of(disk, probe.path);
+    path[n] = '\0';
+    probe.owner = owner_of(disk, path);
     if (probe.owner < 0) {
         return NULL;
     }
+    probe.held = hold_open(fd, st);
+    ASSERT(probe.held >= 0); /* our own file, open in this process */
+    prune_deleted(disk);
     if (disk->count == disk->capacity) {
         size_t capacity = disk->capacity ? disk->capacity * 2 : 16;
-        struct disk_inode *grown =
-            common_realloc(disk->inodes, capacity * sizeof(*grown));
+        struct disk_file *grown =
+            common_realloc(disk->files, capacity * sizeof(*grown));
 
         ASSERT(grown != NULL);
-        disk->inodes = grown;
+        disk->files = grown;
         disk->capacity = capacity;
     }
-    inode = &disk->inodes[disk->count++];
-    *inode = probe;
-    return inode;
+    disk->files[disk->count] = probe;
+    return &disk->files[disk->count++];
 }
 
-/* The inode behind fd (added at its first sight), or NULL when it is not
- * one of the run's files. A write to an inode without unsynced writes
- * refreshes its path (one readlink per sync cycle, not per write): the
- * revert then opens the file by the name it had at its first unsynced
- * write. The engine renames only synced files (write, fsync, rename), and
- * a path that names another inode by then is skipped at the revert. */
-static struct disk_inode *inode_find(struct sim_disk *disk, int fd,
-                                     bool writing)
+/* The record of fd's file (added at its first sight), or NULL when it is
+ * not one of the nodes' files. Keyed by (dev, ino): a record's held
+ * description keeps the number from being reused (see struct disk_file),
+ * so a match is the same file, whatever names it has had since. */
+static struct disk_file *file_find(struct sim_disk *disk, int fd)
 {
     struct stat st;
 
@@ -145,54 +181,41 @@ static struct disk_inode *inode_find(struct sim_disk *disk, int fd,
         return NULL;
     }
     for (size_t i = 0; i < disk->count; i++) {
-        struct disk_inode *inode = &disk->inodes[i];
+        struct disk_file *file = &disk->files[i];
 
-        if (inode->dev == st.st_dev && inode->ino == st.st_ino) {
-            if (writing && inode->count == 0 && !path_refresh(inode, fd)) {
-                return NULL;
-            }
-            return inode;
+        if (file->dev == st.st_dev && file->ino == st.st_ino) {
+            return file;
         }
     }
-    return inode_add(disk, fd, &st);
+    return file_add(disk, fd, &st);
 }
 
-/* Saves the pre-image of [offset, offset + size) of fd. */
-static int save_pre_image(struct disk_inode *inode, int fd, size_t size,
-                          int64_t offset)
+/* Saves the pre-image of [offset, offset + size) of file (read through
+ * the held description: the product's may be write-only). */
+static void save_pre_image(struct disk_file *file, size_t size, int64_t offset)
 {
     struct disk_write w = {.offset = offset, .size = size};
     struct stat st;
     ssize_t got;
+    int rc = fstat(file->held, &st);
 
-    if (fstat(fd, &st) != 0) {
-        return -1;
-    }
+    ASSERT(rc == 0);
     w.old_size = st.st_size;
     w.old = common_malloc(size > 0 ? size : 1);
     ASSERT(w.old != NULL);
-    got = offset < st.st_size ? pread(fd, w.old, size, offset) : 0;
-    if (got < 0) {
-        int rfd = open(inode->path, O_RDONLY | O_CLOEXEC);
-
-        got = rfd >= 0 ? pread(rfd, w.old, size, offset) : -1;
-        if (rfd >= 0) {
-            close(rfd);
-        }
-    }
+    got = offset < st.st_size ? pread(file->held, w.old, size, offset) : 0;
     ASSERT(got >= 0);
     w.old_bytes = (size_t)got;
-    if (inode->count == inode->capacity) {
-        size_t capacity = inode->capacity ? inode->capacity * 2 : 8;
+    if (file->count == file->capacity) {
+        size_t capacity = file->capacity ? file->capacity * 2 : 8;
         struct disk_write *grown =
-            common_realloc(inode->writes, capacity * sizeof(*grown));
+            common_realloc(file->writes, capacity * sizeof(*grown));
 
         ASSERT(grown != NULL);
-        inode->writes = grown;
-        inode->capacity = capacity;
+        file->writes = grown;
+        file->capacity = capacity;
     }
-    inode->writes[inode->count++] = w;
-    return 0;
+    file->writes[file->count++] = w;
 }
 
 /* The point-crash countdown of node: true when this I/O is the k-th. */
@@ -214,12 +237,12 @@ static long hook_pwrite(void *ctx, int fd, const void *bytes, size_t size,
                         int64_t offset)
 {
     struct sim_disk *disk = ctx;
-    struct disk_inode *inode = inode_find(disk, fd, true);
+    struct disk_file *file = file_find(disk, fd);
 
-    if (inode == NULL) {
+    if (file == NULL) {
         return (long)pwrite(fd, bytes, size, offset);
     }
-    if (disk->frozen[inode->owner]) {
+    if (disk->frozen[file->owner]) {
         /* The crashing node's write goes nowhere. It fails, rather than
          * pretend to succeed, so the node does nothing that depends on it
          * (a rename of a file whose writes were lost: renames are not
@@ -230,14 +253,12 @@ static long hook_pwrite(void *ctx, int fd, const void *bytes, size_t size,
     if (disk->faults &&
         sim_rng_chance(&disk->sim->rng[SIM_RNG_DISK],
                        disk->sim->config.write_enospc_probability)) {
-        sim_trace(disk->sim, inode->owner, "enospc", (uint64_t)offset, size);
+        sim_trace(disk->sim, file->owner, "enospc", (uint64_t)offset, size);
         errno = ENOSPC;
         return -1;
     }
-    if (save_pre_image(inode, fd, size, offset) != 0) {
-        return -1;
-    }
-    (void)point_crash_hit(disk, inode->owner);
+    save_pre_image(file, size, offset);
+    (void)point_crash_hit(disk, file->owner);
     return (long)pwrite(fd, bytes, size, offset);
 }
 
@@ -259,39 +280,26 @@ static void revert_write(int fd, const struct disk_write *w, size_t keep)
     ASSERT(rc == 0);
 }
 
-/* Reverts inode's unsynced writes: all of them, or (torn) all after the
- * first `kept` and the tail of write kept+1 past keep_bytes. */
-static void revert_inode(struct disk_inode *inode, size_t kept,
-                         size_t keep_bytes)
+/* Reverts file's unsynced writes: all of them, or (torn) all after the
+ * first `kept` and the tail of write kept+1 past keep_bytes. Through the
+ * held description: whatever the file is called now. */
+static void revert_file(struct disk_file *file, size_t kept, size_t keep_bytes)
 {
-    struct stat st;
-    int fd;
-
-    if (inode->count == 0) {
-        return;
+    for (size_t i = file->count; i > kept; i--) {
+        revert_write(file->held, &file->writes[i - 1],
+                     i - 1 == kept ? keep_bytes : 0);
     }
-    fd = open(inode->path, O_RDWR | O_CLOEXEC);
-    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == inode->dev &&
-        st.st_ino == inode->ino) {
-        for (size_t i = inode->count; i > kept; i--) {
-            revert_write(fd, &inode->writes[i - 1],
-                         i - 1 == kept ? keep_bytes : 0);
-        }
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    drop_writes(inode);
+    drop_writes(file);
 }
 
 static int hook_fsync_common(struct sim_disk *disk, int fd)
 {
-    struct disk_inode *inode = inode_find(disk, fd, false);
+    struct disk_file *file = file_find(disk, fd);
 
-    if (inode == NULL) {
-        return 0; /* not a run file (a directory): nothing to lose */
+    if (file == NULL) {
+        return 0; /* not a node's file: nothing to lose */
     }
-    if (disk->frozen[inode->owner]) {
+    if (disk->frozen[file->owner]) {
         errno = EIO; /* as the frozen disk's writes */
         return -1;
     }
@@ -299,13 +307,13 @@ static int hook_fsync_common(struct sim_disk *disk, int fd)
         sim_rng_chance(&disk->sim->rng[SIM_RNG_DISK],
                        disk->sim->config.fsync_eio_probability)) {
         /* fsyncgate: the kernel drops the dirty pages and reports once. */
-        sim_trace(disk->sim, inode->owner, "fsynceio", inode->count, 0);
-        revert_inode(inode, 0, 0);
+        sim_trace(disk->sim, file->owner, "fsynceio", file->count, 0);
+        revert_file(file, 0, 0);
         errno = EIO;
         return -1;
     }
-    drop_writes(inode);
-    (void)point_crash_hit(disk, inode->owner);
+    drop_writes(file);
+    (void)point_crash_hit(disk, file->owner);
     return 0;
 }
 
@@ -348,10 +356,9 @@ void sim_disk_close(struct sim_disk *disk)
     engine_io_hooks_set(NULL);
     consensus_io_hooks_set(NULL);
     for (size_t i = 0; i < disk->count; i++) {
-        drop_writes(&disk->inodes[i]);
-        common_free(disk->inodes[i].writes);
+        file_release(&disk->files[i]);
     }
-    common_free(disk->inodes);
+    common_free(disk->files);
     disk_current = NULL;
     common_free(disk);
 }
@@ -365,28 +372,29 @@ void sim_disk_revert(struct sim_disk *disk, unsigned node)
 {
     struct sim_rng *rng = &disk->sim->rng[SIM_RNG_DISK];
 
+    prune_deleted(disk);
     for (size_t i = 0; i < disk->count; i++) {
-        struct disk_inode *inode = &disk->inodes[i];
+        struct disk_file *file = &disk->files[i];
         size_t kept = 0, keep_bytes = 0;
 
-        if (inode->owner != (int)node || inode->count == 0) {
+        if (file->owner != (int)node || file->count == 0) {
             continue;
         }
         if (disk->sim->config.torn == SIM_TORN_PREFIX) {
-            kept = (size_t)sim_rng_below(rng, inode->count + 1);
-            if (kept < inode->count) {
+            kept = (size_t)sim_rng_below(rng, file->count + 1);
+            if (kept < file->count) {
                 keep_bytes =
                     (size_t)sim_rng_below(
-                        rng, inode->writes[kept].size / DISK_SECTOR_BYTES + 1) *
+                        rng, file->writes[kept].size / DISK_SECTOR_BYTES + 1) *
                     DISK_SECTOR_BYTES;
-                if (keep_bytes >= inode->writes[kept].size) {
+                if (keep_bytes >= file->writes[kept].size) {
                     keep_bytes = 0;
                 }
             }
         }
-        sim_trace(disk->sim, (int)node, "revert", inode->count - kept,
+        sim_trace(disk->sim, (int)node, "revert", file->count - kept,
                   keep_bytes);
-        revert_inode(inode, kept, keep_bytes);
+        revert_file(file, kept, keep_bytes);
     }
     disk->frozen[node] = false;
     disk->point_countdown[node] = 0;
@@ -410,11 +418,11 @@ uint64_t sim_disk_unsynced_bytes(const struct sim_disk *disk, unsigned node)
     uint64_t bytes = 0;
 
     for (size_t i = 0; i < disk->count; i++) {
-        if (disk->inodes[i].owner != (int)node) {
+        if (disk->files[i].owner != (int)node) {
             continue;
         }
-        for (size_t w = 0; w < disk->inodes[i].count; w++) {
-            bytes += disk->inodes[i].writes[w].size;
+        for (size_t w = 0; w < disk->files[i].count; w++) {
+            bytes += disk->files[i].writes[w].size;
         }
     }
     return bytes;

@@ -104,13 +104,29 @@ static bool skipped(const struct sim_options *options)
 }
 
 /* --check-determinism: a second run of the seed must end with the first
- * run's trace hash (both in this child, one after the other). */
+ * run's trace hash (both in this child, one after the other). The second
+ * run's dir sits in a fresh directory of its own, so its path and the
+ * inode numbers the file system hands out differ from the first run's:
+ * a run that depends on either (the disk once keyed files by reused inode
+ * numbers) fails here rather than only on another machine. */
 static void run_again(const struct sim_options *options,
                       struct sim_result *first)
 {
+    struct sim_options again = *options;
     struct sim_result second;
+    const char *tmp = getenv("TMPDIR");
+    char parent[256];
+    int rc = -1;
 
-    if (first->failed || sim_run_seed(options, &second) != 0) {
+    snprintf(parent, sizeof(parent), "%s/sinew-sim-again-XXXXXX",
+             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+    if (first->failed || mkdtemp(parent) == NULL) {
+        return;
+    }
+    again.tmp_dir = parent;
+    rc = sim_run_seed(&again, &second);
+    (void)rmdir(parent);
+    if (rc != 0) {
         return;
     }
     if (second.trace_hash != first->trace_hash) {

@@ -22,6 +22,7 @@ enum action_kind {
     ACTION_CLOCK_BUMP,
     ACTION_DRIFT,
     ACTION_FAILOVER,
+    ACTION_WIPE,
 };
 
 struct action {
@@ -173,6 +174,23 @@ static void plan_other(struct sim *sim, struct sim_nemesis *n, uint64_t start,
     }
 }
 
+/* One or two nodes lose their data, in the middle of the fault phase (the
+ * mode's wipe op: quorum mode's members rejoin under a new Raft id).
+ * Drawn after every other fault, so a seed without wipes keeps the
+ * schedule it had before wipes existed. */
+static void plan_wipes(struct sim *sim, struct sim_nemesis *n, uint64_t start,
+                       uint64_t end)
+{
+    struct sim_rng *rng = &sim->rng[SIM_RNG_NEMESIS];
+    unsigned count = sim_rng_chance(rng, 0.3) ? 2 : 1;
+    uint64_t span = end - start;
+
+    for (unsigned i = 0; i < count; i++) {
+        add(n, start + sim_rng_range(rng, span / 8, span - span / 8),
+            ACTION_WIPE, -1, 0);
+    }
+}
+
 int sim_nemesis_plan(struct sim *sim)
 {
     struct sim_nemesis *n = common_calloc(1, sizeof(*n));
@@ -188,6 +206,9 @@ int sim_nemesis_plan(struct sim *sim)
         plan_crashes(sim, n, start, end);
     }
     plan_other(sim, n, start, end);
+    if (sim->config.wipes && sim->ops->wipe != NULL) {
+        plan_wipes(sim, n, start, end);
+    }
     if (n->count > 0) {
         qsort(n->actions, n->count, sizeof(*n->actions), action_cmp);
     }
@@ -335,6 +356,9 @@ static void run_action(struct sim *sim, const struct action *a)
         if (sim->ops->failover != NULL) {
             (void)sim->ops->failover(sim);
         }
+        break;
+    case ACTION_WIPE:
+        (void)sim->ops->wipe(sim, (unsigned)target(sim, a->node));
         break;
     }
 }

@@ -5,9 +5,11 @@
  * mode's ops), start and restart, crash (disk frozen first, the mode's
  * state closed without sends, the endpoint closed, unsynced writes
  * reverted) and pause (SIGSTOP: the network holds its events, the loop
- * runs none of its code).
+ * runs none of its code), and the loss of a down node's whole data dir
+ * (a disk replaced: what the mode makes of it is its own).
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim_int.h"
 
@@ -135,6 +137,16 @@ void sim_node_pause(struct sim *sim, unsigned index, bool paused)
         transport_memory_network_resume(sim->net, &node->id);
         node->tick_now = true;
     }
+}
+
+int sim_node_wipe(struct sim *sim, unsigned index)
+{
+    struct sim_node *node = &sim->nodes[index];
+
+    ASSERT(!node->up);
+    sim_remove_tree(node->dir);
+    sim_trace(sim, (int)index, "wipe", node->restarts, 0);
+    return mkdir(node->dir, 0700) == 0 ? 0 : SIM_EIO;
 }
 
 int64_t sim_client_value(struct sim_client *client)

@@ -9,7 +9,8 @@
  * table, the inline invariants (Raft's Election Safety, §5.2: at most one
  * leader per term; a member's applied index never decreases while it is
  * up) and liveness ("settled": a ready leader, every member up and caught
- * up, and a probe write committed after the heal).
+ * up, a wiped member back in the configuration as a voter, and a probe
+ * write committed after the heal).
  *
  * A member whose tick answers CONSENSUS_EUNAVAILABLE (a log write or
  * fsync failed, an apply failed: consensus.h says close and reopen) is
@@ -78,6 +79,17 @@ int simq_ready_leader(struct sim *sim)
     return best;
 }
 
+int simq_index_of(struct sim *sim, uint64_t raft_id)
+{
+    unsigned index = (unsigned)((raft_id - 1) % SIM_NODES_MAX);
+
+    if (raft_id == 0 || index >= sim->config.nodes ||
+        simq_get(sim)->nodes[index].raft_id != raft_id) {
+        return -1;
+    }
+    return (int)index;
+}
+
 int simq_run_until(struct sim *sim, bool (*pred)(struct sim *, void *),
                    void *arg, uint64_t max_ms, const char *what)
 {
@@ -132,7 +144,7 @@ static void member_config(struct sim *sim, struct sim_node *node,
     *out = (struct node_quorum_config){
         .db_path = node->db_path,
         .consensus = {
-            .id = node->index + 1,
+            .id = qn->raft_id,
             .node = node->id,
             .address = node->address,
             .data_dir = raft_dir,
@@ -153,10 +165,11 @@ static int member_bootstrap(struct sim *sim, struct node_quorum *q)
     struct consensus_member members[SIM_NODES_MAX];
 
     for (unsigned i = 0; i < sim->config.nodes; i++) {
-        members[i] = (struct consensus_member){.id = i + 1,
-                                               .node = sim->nodes[i].id,
-                                               .address = sim->nodes[i].address,
-                                               .role = CONSENSUS_VOTER};
+        members[i] =
+            (struct consensus_member){.id = simq_get(sim)->nodes[i].raft_id,
+                                      .node = sim->nodes[i].id,
+                                      .address = sim->nodes[i].address,
+                                      .role = CONSENSUS_VOTER};
     }
     return node_quorum_bootstrap(q, members, sim->config.nodes);
 }
@@ -328,6 +341,7 @@ static int quorum_setup(struct sim *sim)
             sim->nodes[i].links[j] = false;
         }
         sim->nodes[i].state = &s->nodes[i];
+        s->nodes[i].raft_id = i + 1;
     }
     for (unsigned i = 0; i < sim->config.nodes && rc == 0; i++) {
         rc = sim_node_start(sim, i);
@@ -381,7 +395,7 @@ static bool quorum_settled(struct sim *sim)
     int leader = simq_ready_leader(sim);
     struct consensus_status ls;
 
-    if (!s->probe_ok || leader < 0) {
+    if (!s->probe_ok || leader < 0 || s->rejoin.active) {
         return false;
     }
     consensus_status_get(
@@ -443,6 +457,7 @@ static int quorum_invariants(struct sim *sim)
             leader_term[leaders++] = st.term;
         }
     }
+    simq_rejoin_step(sim);
     simq_clients_due(sim);
     return sim_failed(sim) ? SIM_EFAILED : 0;
 }
@@ -465,4 +480,5 @@ const struct sim_mode_ops sim_quorum_ops = {
     .final_check = simq_final_check,
     .teardown = quorum_teardown,
     .failover = NULL,
+    .wipe = simq_wipe,
 };

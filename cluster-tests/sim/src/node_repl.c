@@ -118,6 +118,7 @@ void repl_node_close(struct sim *sim, struct sim_node *node, bool crash)
     struct repl_node *rn = &repl_of(sim)->nodes[node->index];
 
     (void)crash;
+    repl_invariants_forget(sim, node->index);
     replication_close(rn->r);
     engine_close(rn->db);
     rn->r = NULL;
@@ -186,14 +187,11 @@ int repl_setup(struct sim *sim)
 
 void repl_teardown(struct sim *sim)
 {
+    for (unsigned i = 0; i < SIM_NODES_MAX; i++) {
+        repl_invariants_forget(sim, i);
+    }
     common_free(sim->mode_state);
     sim->mode_state = NULL;
-}
-
-int repl_invariants(struct sim *sim)
-{
-    (void)sim;
-    return 0;
 }
 
 int repl_pick_node(struct sim *sim)

@@ -15,6 +15,13 @@ struct repl_node {
     struct replication *r;
     uint64_t last_hlc;     /* the largest stamp it issued (across restarts) */
     uint64_t writer_epoch; /* leader: > 0 while it believes it writes */
+    /* What the invariants saw at the last instant while it stayed up
+     * (invariants_repl.c); seen_valid false after a start. */
+    struct replication_origin_stats *seen; /* owned */
+    size_t seen_count;
+    uint64_t seen_epoch;
+    bool seen_diverged;
+    bool seen_valid;
 };
 
 struct repl {
@@ -52,7 +59,11 @@ void repl_connected(struct sim_node *node,
 void repl_disconnected(struct sim_node *node,
                        const struct transport_node_id *peer, int reason);
 void repl_writable(struct sim_node *node, const struct transport_node_id *peer);
+/* The per-instant invariants of crdt and leader mode
+ * (invariants_repl.c); 0 or SIM_EFAILED. */
 int repl_invariants(struct sim *sim);
+/* Forgets what the invariants saw of node i (it stopped). */
+void repl_invariants_forget(struct sim *sim, unsigned i);
 void repl_teardown(struct sim *sim);
 
 #endif /* SINEW_SIM_REPL_H */

@@ -7,6 +7,7 @@
  * settle, then let the mode's checkers judge the history.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static uint64_t network_random(void *ctx)
     return sim_rng_next(&((struct sim *)ctx)->rng[SIM_RNG_NETWORK]);
 }
 
-static void remove_tree(const char *path)
+void sim_remove_tree(const char *path)
 {
     DIR *dir = opendir(path);
     struct dirent *entry;
@@ -87,7 +88,7 @@ static void remove_tree(const char *path)
             continue;
         }
         snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
-        remove_tree(child);
+        sim_remove_tree(child);
     }
     closedir(dir);
     (void)rmdir(path);
@@ -154,21 +155,62 @@ static const struct sim_mode_ops *mode_ops(enum sim_mode mode)
     }
 }
 
+/* The canonical path of directory path, as /proc/self/fd names it (the
+ * form the disk compares with), into out. */
+static int canonical_dir(const char *path, char *out, size_t size)
+{
+    char link[64];
+    ssize_t n;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return SIM_EIO;
+    }
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    n = readlink(link, out, size);
+    close(fd);
+    if (n <= 0 || (size_t)n >= size) {
+        return SIM_EIO;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* Makes the run's temp dir under options.tmp_dir, $TMPDIR or /tmp, and
+ * stores its
+ * canonical path: the disk names a file's owner by the path
+ * /proc/self/fd gives, which has every symlink resolved, so a run dir
+ * under a TMPDIR that is (or passes through) a symlink would own no file
+ * and no crash would lose anything. */
+static int make_run_dir(struct sim *sim)
+{
+    const char *tmp =
+        sim->options.tmp_dir != NULL ? sim->options.tmp_dir : getenv("TMPDIR");
+    char made[sizeof(sim->dir)];
+    int n = snprintf(made, sizeof(made), "%s/sinew-sim-XXXXXX",
+                     tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+
+    if (n < 0 || (size_t)n >= sizeof(made) || mkdtemp(made) == NULL) {
+        return SIM_EIO;
+    }
+    if (canonical_dir(made, sim->dir, sizeof(sim->dir)) != 0) {
+        sim->dir[0] = '\0';
+        (void)rmdir(made);
+        return SIM_EIO;
+    }
+    return 0;
+}
+
 static int open_sim(struct sim *sim)
 {
     const struct transport_clock clock = {.now_ms = network_now, .ctx = sim};
     const struct transport_random random = {.next = network_random, .ctx = sim};
     const struct transport_memory_link_faults perfect = {.delay_ms = 1};
-    const char *tmp = getenv("TMPDIR");
-    int rc;
+    int rc = make_run_dir(sim);
 
-    snprintf(sim->dir, sizeof(sim->dir), "%s/sinew-sim-XXXXXX",
-             tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
-    if (mkdtemp(sim->dir) == NULL) {
-        sim->dir[0] = '\0';
-        return SIM_EIO;
+    if (rc == 0) {
+        rc = init_nodes(sim);
     }
-    rc = init_nodes(sim);
     if (rc == 0) {
         rc = transport_memory_network_new(&clock, &random, &sim->net);
     }
@@ -197,7 +239,7 @@ static void close_sim(struct sim *sim)
     }
     sim_disk_close(sim->disk);
     if (sim->dir[0] != '\0' && !sim->options.keep) {
-        remove_tree(sim->dir);
+        sim_remove_tree(sim->dir);
     }
     for (size_t i = 0; i < sim->history_count; i++) {
         common_free(sim->history[i].read_values);

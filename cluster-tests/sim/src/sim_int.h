@@ -121,6 +121,7 @@ struct sim_config {
     uint64_t think_ms_max;
     bool tie_bursts; /* crdt */
     bool failover;   /* leader */
+    bool wipes;      /* quorum: a node loses its data and rejoins */
     /* phases (sim ms) */
     uint64_t fault_ms;
     uint64_t healed_ms; /* light workload after heal, before final reads */
@@ -275,6 +276,11 @@ int sim_node_start(struct sim *sim, unsigned index);
  * endpoint closed, disk reverted) or clean stop (crash false). */
 void sim_node_stop(struct sim *sim, unsigned index, bool crash);
 void sim_node_pause(struct sim *sim, unsigned index, bool paused);
+/* Deletes everything in a down node's dir (its data lost: the disk broke
+ * and was replaced); 0 or SIM_EIO. */
+int sim_node_wipe(struct sim *sim, unsigned index);
+/* Deletes path and everything under it (errors ignored: scratch). */
+void sim_remove_tree(const char *path);
 
 /* ---- clients ---- */
 
@@ -338,6 +344,10 @@ struct sim_mode_ops {
     void (*teardown)(struct sim *sim);
     /* Leader mode: the operator promotes another node (may be NULL). */
     int (*failover)(struct sim *sim);
+    /* Quorum mode: node's data is lost (crash, files deleted) and it
+     * comes back as a new member through a membership change (may be
+     * NULL). */
+    int (*wipe)(struct sim *sim, unsigned node);
 };
 
 extern const struct sim_mode_ops sim_crdt_ops;

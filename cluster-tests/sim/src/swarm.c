@@ -109,6 +109,9 @@ void sim_swarm_draw(const struct sim_options *options, struct sim_rng *rng,
     /* Stamps from a clock that ran ahead wait (deferred) until the
      * others' clocks reach them: the bound includes that wait. */
     c->liveness_ms += (uint64_t)c->clock_bump_ms_max * 2;
+    /* Drawn last: a draw added here shifts none of the earlier ones, so
+     * every other setting of a seed stays what it was. */
+    c->wipes = c->mode == SIM_MODE_QUORUM && on(rng);
     if (options->profile == 1) { /* mutants: ties and reordering, no loss */
         c->tie_bursts = true;
         c->keys = 3;
@@ -122,20 +125,21 @@ void sim_swarm_draw(const struct sim_options *options, struct sim_rng *rng,
 void sim_swarm_format(uint64_t seed, const struct sim_config *c, char *out,
                       size_t size)
 {
-    snprintf(
-        out, size,
-        "SEED=0x%llx mode=%s nodes=%u topo=%d drop=%.2f dup=%.2f "
-        "reorder=%.2f delay=%u part=0x%x crash=%llums%s%s pause=%llu "
-        "bump=%lld drift=%d disk=%s sync=%s clients=%u keys=%u "
-        "ties=%d failover=%d fault=%llums",
-        (unsigned long long)seed, sim_mode_name(c->mode), c->nodes,
-        (int)c->topology, c->link.drop_probability,
-        c->link.duplicate_probability, c->link.reorder_probability,
-        c->link.delay_ms, c->partitions,
-        (unsigned long long)c->crash_interval_ms, c->crash_all ? ",all" : "",
-        c->point_crashes ? ",point" : "", (unsigned long long)c->pause_ms_max,
-        (long long)c->clock_bump_ms_max, (int)c->drift_ppm_max,
-        c->torn == SIM_TORN_PREFIX ? "prefix" : "none",
-        c->synchronous_full ? "full" : "normal", c->clients, c->keys,
-        (int)c->tie_bursts, (int)c->failover, (unsigned long long)c->fault_ms);
+    snprintf(out, size,
+             "SEED=0x%llx mode=%s nodes=%u topo=%d drop=%.2f dup=%.2f "
+             "reorder=%.2f delay=%u part=0x%x crash=%llums%s%s pause=%llu "
+             "bump=%lld drift=%d disk=%s sync=%s clients=%u keys=%u "
+             "ties=%d failover=%d fault=%llums%s",
+             (unsigned long long)seed, sim_mode_name(c->mode), c->nodes,
+             (int)c->topology, c->link.drop_probability,
+             c->link.duplicate_probability, c->link.reorder_probability,
+             c->link.delay_ms, c->partitions,
+             (unsigned long long)c->crash_interval_ms,
+             c->crash_all ? ",all" : "", c->point_crashes ? ",point" : "",
+             (unsigned long long)c->pause_ms_max,
+             (long long)c->clock_bump_ms_max, (int)c->drift_ppm_max,
+             c->torn == SIM_TORN_PREFIX ? "prefix" : "none",
+             c->synchronous_full ? "full" : "normal", c->clients, c->keys,
+             (int)c->tie_bursts, (int)c->failover,
+             (unsigned long long)c->fault_ms, c->wipes ? " wipe" : "");
 }

@@ -4,6 +4,11 @@
  * its trace hash: every event (sim time, node, kind, two numbers) folds
  * into a 64-bit hash, so two runs of one seed that differ anywhere end
  * with different hashes (the sim_determinism test compares them).
+ *
+ * A line never carries the run's temp dir: mkdtemp names it at random,
+ * and a node's log line that quotes a file's path (a Raft store error,
+ * an engine open failure) would make the hash differ from run to run.
+ * The dir is written "<run>" instead, in the hash and on stdout.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -45,14 +50,36 @@ void sim_trace(struct sim *sim, int node, const char *kind, uint64_t a,
     }
 }
 
+/* Copies line into out (size bytes), each occurrence of dir written
+ * "<run>" (dir empty: a plain copy). */
+static void redact_dir(const char *line, const char *dir, char *out,
+                       size_t size)
+{
+    size_t dir_len = strlen(dir), used = 0;
+    const char *at;
+
+    while (dir_len > 0 && (at = strstr(line, dir)) != NULL) {
+        int n = snprintf(out + used, size - used, "%.*s<run>", (int)(at - line),
+                         line);
+
+        if (n < 0 || (size_t)n >= size - used) {
+            return; /* full: out holds a cut line */
+        }
+        used += (size_t)n;
+        line = at + dir_len;
+    }
+    snprintf(out + used, size - used, "%s", line);
+}
+
 void sim_tracef(struct sim *sim, int node, const char *format, ...)
 {
-    char line[512];
+    char raw[512], line[512];
     va_list ap;
 
     va_start(ap, format);
-    vsnprintf(line, sizeof(line), format, ap);
+    vsnprintf(raw, sizeof(raw), format, ap);
     va_end(ap);
+    redact_dir(raw, sim->dir, line, sizeof(line));
     sim->trace_hash = fold_text(fold(sim->trace_hash, sim->now_ms), line);
     if (sim->options.trace) {
         printf("%8" PRIu64 " n%-2d %s\n", sim->now_ms, node, line);

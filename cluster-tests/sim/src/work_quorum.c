@@ -168,9 +168,10 @@ static int pick_target(struct sim *sim, const struct sim_client *client)
             continue;
         }
         consensus_status_get(node_quorum_consensus(q), &st);
-        if (st.leader_id != 0 && st.leader_id <= n &&
-            simq_member(sim, (unsigned)(st.leader_id - 1)) != NULL) {
-            return (int)(st.leader_id - 1);
+        int leader = simq_index_of(sim, st.leader_id);
+
+        if (leader >= 0 && simq_member(sim, (unsigned)leader) != NULL) {
+            return leader;
         }
     }
     return -1;

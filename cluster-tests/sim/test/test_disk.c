@@ -13,7 +13,10 @@
  * from the seed's disk stream, so each seed's outcome is checked against
  * every state the model allows, and the seeds together must reach a full
  * revert, a full keep and a torn cut); a frozen disk fails writes and syncs
- * with EIO and changes nothing; a crash leaves other nodes' writes alone.
+ * with EIO and changes nothing; a crash leaves other nodes' writes alone;
+ * a file deleted and a new one made after it (which a file system such as
+ * ext4 gives the freed inode number) are two files: the new one belongs
+ * to its own node and has only its own writes.
  */
 #include "common_test.h"
 
@@ -499,6 +502,53 @@ static void test_crash_leaves_other_nodes_alone(void **state)
     fixture_close(f);
 }
 
+/* ---- (6) a deleted file and the next new one ---- */
+
+/* Node 0 writes a file (synced, then more unsynced) and deletes it; new
+ * files then appear in node 1's dir and node 0's. Whatever inode numbers
+ * the file system hands out, each new file is its own: a crash of node 0
+ * leaves node 1's file alone, node 0's new file loses exactly its own
+ * unsynced write, and the deleted file's writes count nowhere. */
+static void test_deleted_file_never_confused_with_new(void **state)
+{
+    struct fixture fixture = {0};
+    struct fixture *f = &fixture;
+    uint8_t pre[600], bytes[900];
+    char old[PATH_MAX], other[PATH_MAX], fresh[PATH_MAX];
+    int old_fd, other_fd, fresh_fd;
+
+    (void)state;
+    fixture_open(f, 1, SIM_TORN_NONE);
+    file_path(f, 0, "metadata.tmp", old, sizeof(old));
+    file_path(f, 1, "metadata.tmp", other, sizeof(other));
+    file_path(f, 0, "db-wal", fresh, sizeof(fresh));
+    fill(pre, sizeof(pre), 50);
+    fill(bytes, sizeof(bytes), 51);
+    old_fd = file_create(old, NULL, 0);
+    assert_int_equal(engine__io_write(old_fd, bytes, 300, 0), 0);
+    assert_int_equal(engine__io_sync(old_fd), 0);
+    assert_int_equal(engine__io_write(old_fd, bytes, 400, 300), 0);
+    close(old_fd);
+    assert_int_equal(unlink(old), 0);
+
+    other_fd = file_create(other, pre, sizeof(pre));
+    assert_int_equal(engine__io_write(other_fd, bytes, 200, 100), 0);
+    fresh_fd = file_create(fresh, pre, sizeof(pre));
+    assert_int_equal(engine__io_write(fresh_fd, bytes, 500, 400), 0);
+    assert_int_equal(sim_disk_unsynced_bytes(f->disk, 0), 500);
+    assert_int_equal(sim_disk_unsynced_bytes(f->disk, 1), 200);
+
+    crash(f, 0);
+    file_expect(fresh, pre, sizeof(pre));
+    assert_int_equal(sim_disk_unsynced_bytes(f->disk, 0), 0);
+    assert_int_equal(sim_disk_unsynced_bytes(f->disk, 1), 200);
+    crash(f, 1);
+    file_expect(other, pre, sizeof(pre));
+    close(other_fd);
+    close(fresh_fd);
+    fixture_close(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_torn_prefix_deterministic),
         cmocka_unit_test(test_frozen_disk_fails_with_eio),
         cmocka_unit_test(test_crash_leaves_other_nodes_alone),
+        cmocka_unit_test(test_deleted_file_never_confused_with_new),
     };
 
     return cmocka_run_group_tests(tests, common_test_group_setup, NULL);
