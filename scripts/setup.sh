@@ -17,7 +17,8 @@ PACKAGES=(
     gcc libc6-dev make cmake pkg-config clang-format clang libclang-rt-14-dev
     libuv1-dev libmsgpack-dev libsodium-dev liblz4-dev libxxhash-dev
     libcmocka-dev libsqlite3-dev sqlite3 libedit-dev libhttp-parser-dev
-    libjansson-dev nftables iproute2
+    libjansson-dev nftables iproute2 iptables libnetfilter-queue-dev
+    faketime fiu-utils libfiu-dev zlib1g-dev
 )
 SOURCES_FILE=/etc/apt/sources.list.d/sinew-backports.sources
 

@@ -385,14 +385,19 @@ static void leader_hint(struct serve *s, struct serve_job *job)
     char message[512];
 
     serve_node_status(s->node, &status);
-    if (status.leader_node[0] != '\0') {
+    /* A leader that lost its majority still names itself until it steps
+     * down (or its status was taken before): a hint that sends the client
+     * back here would loop it, so none is given. */
+    if (status.leader_node[0] != '\0' &&
+        status.consensus.leader_id != status.raft_id) {
         snprintf(message, sizeof message,
                  "not the leader: the leader is node %.16s (peer address "
                  "%s); send writes and reads to its HTTP address",
                  status.leader_node, status.consensus.leader_address);
     } else {
         snprintf(message, sizeof message,
-                 "not the leader, and no leader is known yet: retry");
+                 "not the leader, and no leader is known here yet: retry,"
+                 " or try another node");
     }
     job_fail(job, "NOT_LEADER", message);
 }

@@ -2,13 +2,17 @@
  *
  * main.c: chaos-proc, the real-process tier of sinew's chaos suite
  * (cluster-tests/proc/README.md). Options, the profiles (ci: one 60 s run
- * per mode on 3 nodes; full: 180 s per mode on 5 nodes), the reports'
- * directory, and the cleanup that must happen whatever ends the process:
+ * per mode on 3 nodes; full: 180 s per mode on 5 nodes; both then run
+ * every targeted scenario of scenario.c, on the profile's nodes), the
+ * reports' directory, and the cleanup that must happen whatever ends the
+ * process:
  * SIGINT, SIGTERM and SIGHUP stop the run at the next check (it then
  * tears down as usual and fails), exit() runs the atexit handler, and a
  * supervisor killed outright leaves namespaces that the next run removes
  * (its nodes die with it: PR_SET_PDEATHSIG). The last line is
- * "N passed, N failed"; the exit code is 0 only when every run passed.
+ * "N passed, N failed" (and ", N skipped" when a scenario could not be
+ * made, e.g. a partition without root); the exit code is 0 only when no
+ * run failed and at least one passed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +36,9 @@ struct options {
     const char *profile;
     const char *binary;
     const char *out;
-    int mode; /* -1: the profile's modes */
+    int mode;                              /* -1: the profile's modes */
+    const struct chaos_scenario *scenario; /* only this one */
+    bool all_scenarios;                    /* --scenario all */
     size_t nodes, clients;
     int64_t seconds;
     uint64_t seed;
@@ -42,16 +48,27 @@ struct options {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: chaos-proc [--profile ci|full] [--mode quorum|crdt]\n"
-                 "                  [--nodes N] [--clients N] [--seconds N] "
-                 "[--seed N]\n"
-                 "                  [--topology auto|netns|loopback] "
-                 "[--binary SINEW] [--out DIR]\n"
-                 "Runs real sinew nodes under faults and checks what clients "
-                 "saw.\n"
-                 "  --profile ci    one 60 s run per mode, 3 nodes (default)\n"
-                 "  --profile full  one 180 s run per mode, 5 nodes\n"
-                 "  --seed N        the fault schedule's seed (default: time)\n"
+    fprintf(out,
+            "usage: chaos-proc [--profile ci|full] "
+            "[--mode quorum|crdt|leader]\n"
+            "                  [--scenario NAME|all] [--nodes N] "
+            "[--clients N] [--seconds N]\n"
+            "                  [--seed N] [--topology auto|netns|loopback] "
+            "[--binary SINEW]\n"
+            "                  [--out DIR]\n"
+            "Runs real sinew nodes under faults and checks what clients "
+            "saw.\n"
+            "  --profile ci    one 60 s run per mode, 3 nodes (default), "
+            "then the scenarios\n"
+            "  --profile full  one 180 s run per mode, 5 nodes, then the "
+            "scenarios\n"
+            "  --mode M        only a run of mode M (no scenarios)\n"
+            "  --scenario S    only scenario S (fixed schedule; "
+            "--seconds is ignored):\n");
+    for (size_t i = 0; i < chaos_scenario_count; i++) {
+        fprintf(out, "                    %s\n", chaos_scenarios[i].name);
+    }
+    fprintf(out, "  --seed N        the fault schedule's seed (default: time)\n"
                  "  --topology      netns needs root; auto falls back to "
                  "loopback\n"
                  "  --binary        sinew (default: next to chaos-proc)\n"
@@ -83,6 +100,13 @@ static int parse_option(struct options *o, const char *name, const char *value)
         o->mode = CHAOS_MODE_QUORUM;
     } else if (strcmp(name, "--mode") == 0 && strcmp(value, "crdt") == 0) {
         o->mode = CHAOS_MODE_CRDT;
+    } else if (strcmp(name, "--mode") == 0 && strcmp(value, "leader") == 0) {
+        o->mode = CHAOS_MODE_LEADER;
+    } else if (strcmp(name, "--scenario") == 0 && strcmp(value, "all") == 0) {
+        o->all_scenarios = true;
+    } else if (strcmp(name, "--scenario") == 0 &&
+               chaos_scenario_find(value) != NULL) {
+        o->scenario = chaos_scenario_find(value);
     } else if (strcmp(name, "--nodes") == 0 &&
                parse_number(value, 3, CHAOS_NODES_MAX, &number) == 0) {
         o->nodes = (size_t)number;
@@ -170,6 +194,59 @@ static void install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The runs of one invocation: a run per mode and one per scenario. */
+#define MAIN_RUNS_MAX (CHAOS_MODE_COUNT + 16)
+
+/* The runs to make, in order: modes[i] when runs[i] is NULL, else that
+ * scenario. Returns how many (at most MAIN_RUNS_MAX). */
+static size_t plan_runs(const struct options *o, int *modes,
+                        const struct chaos_scenario **runs)
+{
+    size_t count = 0;
+    if (o->scenario != NULL) {
+        runs[count++] = o->scenario;
+        return count;
+    }
+    for (int mode = 0; mode < CHAOS_MODE_COUNT && !o->all_scenarios; mode++) {
+        if (o->mode < 0 || mode == o->mode) {
+            modes[count] = mode;
+            runs[count++] = NULL;
+        }
+    }
+    for (size_t i = 0;
+         i < chaos_scenario_count && count < MAIN_RUNS_MAX && o->mode < 0;
+         i++) {
+        runs[count++] = &chaos_scenarios[i];
+    }
+    return count;
+}
+
+struct tally {
+    int passed, failed, skipped;
+};
+
+static void print_result(const struct chaos_run_config *config,
+                         const struct chaos_run_result *result,
+                         struct tally *tally)
+{
+    const char *verdict = chaos_verdict_name(result);
+    printf("%s: %s%s (%s/report.md)\n", verdict,
+           config->scenario != NULL ? "scenario " : "",
+           config->scenario != NULL ? config->scenario->name
+                                    : chaos_mode_name(config->mode),
+           config->dir);
+    for (size_t i = 0; i < result->failure_count; i++) {
+        printf("  %s\n", result->failures[i]);
+    }
+    if (result->has_scenario) {
+        printf("  %s\n", result->observed);
+    }
+    fflush(stdout);
+    tally->passed += strcmp(verdict, "PASS") == 0;
+    tally->failed += strcmp(verdict, "FAIL") == 0;
+    tally->skipped += strcmp(verdict, "SKIP") == 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o = {.profile = "ci", .out = "chaos-runs", .mode = -1};
@@ -196,34 +273,35 @@ int main(int argc, char **argv)
         return 2;
     }
     static struct chaos_run_result result; /* large: not on the stack */
-    int passed = 0, failed = 0;
-    for (int mode = 0; mode < 2 && !chaos_stop_requested; mode++) {
-        if (o.mode >= 0 && mode != o.mode) {
-            continue;
-        }
-        struct chaos_run_config config = {.mode = (enum chaos_mode)mode,
-                                          .node_count = o.nodes,
-                                          .client_count = o.clients,
-                                          .seed = o.seed,
-                                          .duration_ms = o.seconds * 1000,
-                                          .topology = o.topology,
-                                          .binary =
-                                              o.binary ? o.binary : binary,
-                                          .run_index = (unsigned)mode};
-        int n = snprintf(config.dir, sizeof config.dir, "%s/%d-%s", base,
-                         mode + 1, chaos_mode_name(config.mode));
+    const struct chaos_scenario *runs[MAIN_RUNS_MAX];
+    int modes[MAIN_RUNS_MAX];
+    size_t run_count = plan_runs(&o, modes, runs);
+    struct tally tally = {0};
+    for (size_t i = 0; i < run_count && !chaos_stop_requested; i++) {
+        struct chaos_run_config config = {
+            .mode = runs[i] != NULL ? runs[i]->mode : (enum chaos_mode)modes[i],
+            .scenario = runs[i],
+            .node_count = o.nodes,
+            .client_count = o.clients,
+            .seed = o.seed,
+            .duration_ms =
+                runs[i] != NULL ? runs[i]->duration_ms : o.seconds * 1000,
+            .topology = o.topology,
+            .binary = o.binary ? o.binary : binary,
+            .run_index = (unsigned)i};
+        int n = snprintf(
+            config.dir, sizeof config.dir, "%s/%zu-%s", base, i + 1,
+            runs[i] != NULL ? runs[i]->name : chaos_mode_name(config.mode));
         if (n < 0 || (size_t)n >= sizeof config.dir) {
             fprintf(stderr, "chaos-proc: --out is too long\n");
             return 2;
         }
         (void)chaos_run(&config, &result);
-        printf("%s: %s (%s/report.md)\n", result.is_passed ? "PASS" : "FAIL",
-               chaos_mode_name(config.mode), config.dir);
-        for (size_t i = 0; i < result.failure_count; i++) {
-            printf("  %s\n", result.failures[i]);
-        }
-        passed += result.is_passed;
-        failed += !result.is_passed;
+        print_result(&config, &result, &tally);
+    }
+    int passed = tally.passed, failed = tally.failed;
+    if (tally.skipped > 0) {
+        printf("%d skipped (see their reports)\n", tally.skipped);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 && passed > 0 ? 0 : 1;

@@ -7,13 +7,21 @@
  * 127.0.0.1 ports chosen once, so a restarted node comes back where its
  * peers expect it.
  *
- * crdt: every node lists the others as --peer. quorum: node 1 bootstraps
+ * crdt, leader: every node lists the others as --peer (leader: n1 is the
+ * --writer, at the default epoch 1). quorum: node 1 bootstraps
  * alone and the others --join it (docs/getting-started.md); a restarted
  * node keeps its arguments (a node with a Raft log does not join again).
  *
  * Each node runs in its own process group (SIGSTOP/SIGCONT reach all of
  * it; a terminal's SIGINT does not) with PR_SET_PDEATHSIG, so a supervisor
  * killed outright does not leave nodes behind on loopback either.
+ *
+ * Every node runs under libfaketime and libfiu when they are installed
+ * (preload.c), its clock file holding "+0" until a clock fault writes an
+ * offset. While a disk fault is on a node, its exiting with a status (the
+ * product refusing to go on after a failed fsync) is expected: it is noted
+ * for the fault's report line and the node is restarted at the heal. Its
+ * dying of a signal is still unexpected: a crash is a finding.
  */
 #define _GNU_SOURCE /* prctl(2) is Linux's */
 
@@ -94,6 +102,7 @@ int chaos_cluster_init(struct chaos_cluster *c, enum chaos_mode mode,
     c->count = count;
     c->leader_hint = -1;
     snprintf(c->dir, sizeof c->dir, "%s", dir);
+    chaos_preload_detect(&c->preload);
     int ports[2 * CHAOS_NODES_MAX];
     if (t->kind == CHAOS_TOPOLOGY_LOOPBACK && free_ports(ports, 2 * count)) {
         return -EIO;
@@ -122,6 +131,10 @@ int chaos_cluster_init(struct chaos_cluster *c, enum chaos_mode mode,
         }
         snprintf(path, sizeof path, "%s/node.key", n->dir);
         if (keygen(c, NULL, path, n->id, sizeof n->id) != 0) {
+            return -EIO;
+        }
+        if (c->preload.faketime[0] != '\0' &&
+            chaos_preload_clock_write(n->dir, 0) != 0) {
             return -EIO;
         }
     }
@@ -160,7 +173,11 @@ static void node_args(const struct chaos_cluster *c, size_t i,
                  c->nodes[0].host, c->nodes[0].http_port);
         argv[a++] = storage[s++];
     }
-    for (size_t j = 0; c->mode == CHAOS_MODE_CRDT && j < c->count; j++) {
+    if (c->mode == CHAOS_MODE_LEADER) { /* n1 writes, at epoch 1 */
+        snprintf(storage[s], sizeof storage[s], "--writer=%s", c->nodes[0].id);
+        argv[a++] = storage[s++];
+    }
+    for (size_t j = 0; c->mode != CHAOS_MODE_QUORUM && j < c->count; j++) {
         if (j != i) {
             snprintf(storage[s], sizeof storage[s], "--peer=%s@%s:%d",
                      c->nodes[j].id, c->nodes[j].host, c->nodes[j].peer_port);
@@ -170,44 +187,83 @@ static void node_args(const struct chaos_cluster *c, size_t i,
     argv[a] = NULL;
 }
 
+/* The child side of chaos_node_start(): never returns. Only
+ * async-signal-safe calls: the supervisor has threads. */
+static void node_child(const struct chaos_node *n, const char **argv,
+                       char **env, pid_t parent, int out_fd)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent ||
+        (n->netns[0] != '\0' && chaos_netns_enter(n->netns) != 0)) {
+        _exit(126);
+    }
+    int null_fd = open("/dev/null", O_RDONLY);
+    dup2(null_fd, 0);
+    dup2(out_fd, 1);
+    dup2(out_fd, 2);
+    execve(argv[0], (char *const *)argv, env);
+    _exit(127);
+}
+
 int chaos_node_start(struct chaos_cluster *c, size_t i)
 {
     struct chaos_node *n = &c->nodes[i];
     const char *argv[NODE_ARGS_MAX];
     char storage[NODE_ARGS_MAX][CHAOS_PATH_SIZE + 96];
     char out_path[CHAOS_PATH_SIZE + 16];
+    char **env = NULL;
     node_args(c, i, argv, storage);
     snprintf(out_path, sizeof out_path, "%s/stdio.log", n->dir);
+    int rc = chaos_preload_env(&c->preload, n->dir, &env);
+    if (rc != 0) {
+        return rc;
+    }
     int out_fd =
         open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (out_fd < 0) {
-        return -errno;
+        rc = -errno;
+        goto err_after_env;
     }
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) {
-        close(out_fd);
-        return -errno;
-    }
     if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent ||
-            (n->netns[0] != '\0' && chaos_netns_enter(n->netns) != 0)) {
-            _exit(126);
-        }
-        int null_fd = open("/dev/null", O_RDONLY);
-        dup2(null_fd, 0);
-        dup2(out_fd, 1);
-        dup2(out_fd, 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
+        node_child(n, argv, env, parent, out_fd);
     }
-    setpgid(pid, pid); /* also here: whichever runs first */
+    rc = pid < 0 ? -errno : 0;
     close(out_fd);
-    n->pid = pid;
-    n->is_paused = false;
-    return 0;
+    if (pid > 0) {
+        setpgid(pid, pid); /* also here: whichever runs first */
+        n->pid = pid;
+        n->is_paused = false;
+    }
+err_after_env:
+    common_free(env);
+    return rc;
+}
+
+int chaos_node_set_clock(struct chaos_cluster *c, size_t i, int64_t offset_ms)
+{
+    struct chaos_node *n = &c->nodes[i];
+    if (chaos_preload_faketime_missing(&c->preload) != NULL) {
+        return -ENOTSUP;
+    }
+    int rc = chaos_preload_clock_write(n->dir, offset_ms);
+    if (rc == 0) {
+        n->clock_offset_ms = offset_ms;
+    }
+    return rc;
+}
+
+/* Removes the libfiu FIFOs of a process that is gone (libfiu removes them
+ * at a clean exit only). */
+static void forget_fifos(const struct chaos_node *n, pid_t pid)
+{
+    char path[CHAOS_PATH_SIZE + 48];
+    snprintf(path, sizeof path, "%s/fiu-%ld.in", n->dir, (long)pid);
+    (void)unlink(path);
+    snprintf(path, sizeof path, "%s/fiu-%ld.out", n->dir, (long)pid);
+    (void)unlink(path);
 }
 
 void chaos_node_kill(struct chaos_cluster *c, size_t i)
@@ -219,6 +275,7 @@ void chaos_node_kill(struct chaos_cluster *c, size_t i)
     kill(-n->pid, SIGKILL);
     while (waitpid(n->pid, NULL, 0) < 0 && errno == EINTR) {
     }
+    forget_fifos(n, n->pid);
     n->pid = 0;
     n->is_paused = false;
 }
@@ -251,19 +308,47 @@ static void exit_note(struct chaos_node *n, int status)
     }
 }
 
+int chaos_node_reap(struct chaos_cluster *c, size_t i)
+{
+    struct chaos_node *n = &c->nodes[i];
+    int status = 0;
+    if (n->pid <= 0 || waitpid(n->pid, &status, WNOHANG) != n->pid) {
+        return 0;
+    }
+    exit_note(n, status);
+    forget_fifos(n, n->pid);
+    n->pid = 0;
+    if (n->is_disk_faulted && WIFEXITED(status)) {
+        /* Refusing to go on after a failed write is the product's right;
+         * the fault's heal restarts it. */
+        memcpy(n->fault_exit_note, n->exit_note, sizeof n->exit_note);
+        n->exit_note[0] = '\0';
+        fprintf(stderr, "chaos-proc: during a disk fault: %s\n",
+                n->fault_exit_note);
+        return 0;
+    }
+    fprintf(stderr, "chaos-proc: unexpected: %s\n", n->exit_note);
+    n->unexpected_exits++;
+    return 1;
+}
+
+void chaos_node_reap_expected(struct chaos_cluster *c, size_t i)
+{
+    struct chaos_node *n = &c->nodes[i];
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (n->pid > 0 && n->is_disk_faulted &&
+        waitid(P_PID, (id_t)n->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == n->pid && info.si_code == CLD_EXITED) {
+        (void)chaos_node_reap(c, i);
+    }
+}
+
 int chaos_cluster_reap(struct chaos_cluster *c)
 {
     int count = 0;
     for (size_t i = 0; i < c->count; i++) {
-        struct chaos_node *n = &c->nodes[i];
-        int status = 0;
-        if (n->pid > 0 && waitpid(n->pid, &status, WNOHANG) == n->pid) {
-            exit_note(n, status);
-            fprintf(stderr, "chaos-proc: unexpected: %s\n", n->exit_note);
-            n->pid = 0;
-            n->unexpected_exits++;
-            count++;
-        }
+        count += chaos_node_reap(c, i);
     }
     return count;
 }
@@ -342,6 +427,20 @@ static int wait_until_healthy(struct chaos_cluster *c, size_t i,
             chaos_cluster_reap(c) > 0) {
             fprintf(stderr, "chaos-proc: n%zu did not come up (see %s)\n",
                     i + 1, c->nodes[i].dir);
+            return -ETIMEDOUT;
+        }
+        chaos_sleep_ms(50);
+    }
+    return 0;
+}
+
+int chaos_node_wait_healthy(struct chaos_cluster *c, size_t i, int timeout_ms)
+{
+    /* No reaping here: an exit must reach run.c through its own
+     * chaos_cluster_reap() call, which alone reports it. */
+    int64_t deadline = chaos_now_ns() + (int64_t)timeout_ms * 1000000;
+    while (!node_is_healthy(&c->nodes[i])) {
+        if (chaos_now_ns() > deadline || chaos_stop_requested) {
             return -ETIMEDOUT;
         }
         chaos_sleep_ms(50);

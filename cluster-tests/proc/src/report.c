@@ -5,8 +5,10 @@
  * that repeats the schedule, the topology, the nemesis schedule with its
  * times (relative to the start of the workload), the operation counts,
  * the safety results, recovery, and the verdict with the rules that
- * failed. Nemeses this version does not run are listed as skipped with
- * the reason, never left out.
+ * failed. A fault the machine cannot make is listed as skipped with the
+ * reason, never left out; so is leader mode's failover, which the
+ * product does not expose. A scenario's report adds its expectation and
+ * what it observed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,15 +16,10 @@
 
 #include "chaos_proc.h"
 
-/* Nemeses of issue 9 that this version does not inject, and why. */
-static const char *const not_run[][2] = {
-    {"clock skew", "not implemented yet (libfaketime, per-node timestamp "
-                   "file: chaos.md §1.9)"},
-    {"disk faults", "not implemented yet (libfiu fiu-run: chaos.md §1.10)"},
-    {"packet delay/loss", "not implemented yet (iptables NFQUEUE helper: "
-                          "chaos.md §1.6; netem is absent on this kernel)"},
-    {"partition-majorities-ring", "not implemented yet (needs 5 nodes)"},
-};
+#define LEADER_NO_FAILOVER                                                     \
+    "not run: the node exposes no way to change the writer (--writer and "     \
+    "--writer-epoch are start-up options; no HTTP or CLI call), so n1 "        \
+    "writes for the whole run"
 
 static int64_t rel_ms(int64_t ns, int64_t start_ns)
 {
@@ -48,17 +45,36 @@ static json_t *faults_json(const struct chaos_run_result *r, int64_t start_ns)
     return list;
 }
 
+/* Leader mode's results; counts of rows unless named otherwise. */
+static json_t *leader_json(const struct chaos_run_result *r)
+{
+    json_t *leader = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "lost", (json_int_t)r->lost,
+        "phantoms", (json_int_t)r->phantoms, "writer_rows",
+        (json_int_t)r->final_rows, "follower_writes_acknowledged",
+        (json_int_t)r->follower_writes_acked, "follower_writes_refused",
+        (json_int_t)r->follower_writes_refused, "follower_reads",
+        (json_int_t)r->follower_reads, "follower_reads_not_prefix",
+        (json_int_t)r->reads_not_prefix, "stale_follower_reads",
+        (json_int_t)r->stale_reads, "max_staleness_ms",
+        (json_int_t)r->max_staleness_ms);
+    json_object_set_new(leader, "lag_rows_at_heal",
+                        json_integer((json_int_t)r->divergent_at_heal));
+    json_object_set_new(leader, "caught_up", json_boolean(r->converged));
+    json_object_set_new(leader, "convergence_ms",
+                        json_integer(r->convergence_ms));
+    json_object_set_new(leader, "lag_rows_at_end",
+                        json_integer((json_int_t)r->divergent_at_end));
+    json_object_set_new(leader, "failover", json_string(LEADER_NO_FAILOVER));
+    return leader;
+}
+
 static json_t *report_json(const struct chaos_run_result *r, int64_t start_ns)
 {
     const struct chaos_run_config *c = &r->config;
-    json_t *failures = json_array(), *skipped = json_array();
+    json_t *failures = json_array();
     for (size_t i = 0; i < r->failure_count; i++) {
         json_array_append_new(failures, json_string(r->failures[i]));
-    }
-    for (size_t i = 0; i < sizeof not_run / sizeof not_run[0]; i++) {
-        json_array_append_new(skipped,
-                              json_pack("{s:s,s:s}", "nemesis", not_run[i][0],
-                                        "reason", not_run[i][1]));
     }
     json_t *root = json_pack(
         "{s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:{s:s,s:s}}", "tier", "proc", "mode",
@@ -71,7 +87,6 @@ static json_t *report_json(const struct chaos_run_result *r, int64_t start_ns)
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
     json_object_set_new(root, "seed", json_string(seed));
     json_object_set_new(root, "faults", faults_json(r, start_ns));
-    json_object_set_new(root, "nemeses_not_run", skipped);
     json_object_set_new(
         root, "operations",
         json_pack("{s:I,s:I,s:I,s:I}", "attempted", (json_int_t)r->attempted,
@@ -85,6 +100,8 @@ static json_t *report_json(const struct chaos_run_result *r, int64_t start_ns)
                                           : "not checked",
                       "checker", r->linearizable_note, "phantom_reads",
                       (json_int_t)r->phantom_reads));
+    } else if (c->mode == CHAOS_MODE_LEADER) {
+        json_object_set_new(root, "leader", leader_json(r));
     } else {
         json_object_set_new(
             root, "crdt",
@@ -102,9 +119,15 @@ static json_t *report_json(const struct chaos_run_result *r, int64_t start_ns)
                                   r->unclean_stops));
     json_object_set_new(root, "longest_outage_ms",
                         json_integer(r->longest_outage_ms));
+    if (r->has_scenario) {
+        json_object_set_new(root, "scenario",
+                            json_pack("{s:s,s:s,s:s,s:b}", "name",
+                                      c->scenario->name, "expectation",
+                                      r->expectation, "observed", r->observed,
+                                      "skipped", r->is_skipped));
+    }
     json_object_set_new(root, "failures", failures);
-    json_object_set_new(root, "verdict",
-                        json_string(r->is_passed ? "PASS" : "FAIL"));
+    json_object_set_new(root, "verdict", json_string(chaos_verdict_name(r)));
     return root;
 }
 
@@ -128,27 +151,65 @@ static void report_md_faults(FILE *out, const struct chaos_run_result *r,
                 (long long)f->recovery_ms);
     }
     fprintf(out, "\nRecovery: from the heal to the first acknowledged "
-                 "operation invoked after it (-1: none).\n\nNot run:\n\n");
-    for (size_t i = 0; i < sizeof not_run / sizeof not_run[0]; i++) {
-        fprintf(out, "- %s: %s\n", not_run[i][0], not_run[i][1]);
+                 "operation invoked after it (-1: none).\n");
+}
+
+static void report_md_head(FILE *out, const struct chaos_run_result *r)
+{
+    const struct chaos_run_config *c = &r->config;
+    char repeat[CHAOS_NOTE_SIZE];
+    if (c->scenario != NULL) {
+        fprintf(out, "# chaos-proc scenario %s: %s, %zu nodes\n\n",
+                c->scenario->name, chaos_mode_name(c->mode), c->node_count);
+        snprintf(repeat, sizeof repeat, "chaos-proc --scenario %s --nodes %zu",
+                 c->scenario->name, c->node_count);
+    } else {
+        fprintf(out, "# chaos-proc run: %s, %zu nodes, seed %llu\n\n",
+                chaos_mode_name(c->mode), c->node_count,
+                (unsigned long long)c->seed);
+        snprintf(repeat, sizeof repeat,
+                 "chaos-proc --mode %s --nodes %zu --seconds %lld --seed %llu",
+                 chaos_mode_name(c->mode), c->node_count,
+                 (long long)(c->duration_ms / 1000),
+                 (unsigned long long)c->seed);
     }
+    fprintf(out,
+            "- topology: %s (%s)\n- workload: %lld ms, %zu clients; "
+            "run took %lld ms\n- repeat the schedule: `%s`\n\n",
+            chaos_topology_name(r->topology.kind), r->topology.why,
+            (long long)c->duration_ms, c->client_count,
+            (long long)r->elapsed_ms, repeat);
+    if (r->has_scenario) {
+        fprintf(out, "## Scenario\n\n- expectation: %s\n- observed: %s\n\n",
+                r->expectation, r->observed);
+    }
+}
+
+static void report_md_leader(FILE *out, const struct chaos_run_result *r)
+{
+    fprintf(out,
+            "- lost acknowledged appends (not in the writer's log): %zu\n"
+            "- phantom rows in the writer's log: %zu (of %zu rows)\n"
+            "- appends acknowledged by a follower: %zu (refused: %zu)\n"
+            "- follower log reads: %zu; not a prefix of the writer's log: "
+            "%zu; stale (missing an acknowledged append): %zu, at most "
+            "%lld ms behind\n"
+            "- follower lag just before the final heal: %zu rows\n"
+            "- followers caught up: %s in %lld ms after the final heal "
+            "(%zu rows behind at the end)\n- failover: %s\n",
+            r->lost, r->phantoms, r->final_rows, r->follower_writes_acked,
+            r->follower_writes_refused, r->follower_reads, r->reads_not_prefix,
+            r->stale_reads, (long long)r->max_staleness_ms,
+            r->divergent_at_heal, r->converged ? "yes" : "NO",
+            (long long)r->convergence_ms, r->divergent_at_end,
+            LEADER_NO_FAILOVER);
 }
 
 static void report_md(FILE *out, const struct chaos_run_result *r,
                       int64_t start_ns)
 {
     const struct chaos_run_config *c = &r->config;
-    fprintf(out, "# chaos-proc run: %s, %zu nodes, seed %llu\n\n",
-            chaos_mode_name(c->mode), c->node_count,
-            (unsigned long long)c->seed);
-    fprintf(out,
-            "- topology: %s (%s)\n- workload: %lld ms, %zu clients; "
-            "run took %lld ms\n- repeat the schedule: `chaos-proc "
-            "--mode %s --nodes %zu --seconds %lld --seed %llu`\n\n",
-            chaos_topology_name(r->topology.kind), r->topology.why,
-            (long long)c->duration_ms, c->client_count,
-            (long long)r->elapsed_ms, chaos_mode_name(c->mode), c->node_count,
-            (long long)(c->duration_ms / 1000), (unsigned long long)c->seed);
+    report_md_head(out, r);
     report_md_faults(out, r, start_ns);
     fprintf(out,
             "\n## Operations\n\n| attempted | acknowledged | failed | "
@@ -160,6 +221,8 @@ static void report_md(FILE *out, const struct chaos_run_result *r,
                 r->has_linearizable ? check_result_name(r->linearizable)
                                     : "not checked",
                 r->linearizable_note, r->phantom_reads);
+    } else if (c->mode == CHAOS_MODE_LEADER) {
+        report_md_leader(out, r);
     } else {
         fprintf(out,
                 "- lost acknowledged inserts: %zu\n- phantom rows: %zu\n"
@@ -176,10 +239,15 @@ static void report_md(FILE *out, const struct chaos_run_result *r,
             "- unexpected node exits: %d; nodes not stopping cleanly "
             "on SIGTERM: %d\n\n## Verdict: %s\n\n",
             (long long)r->longest_outage_ms, r->unexpected_exits,
-            r->unclean_stops, r->is_passed ? "PASS" : "FAIL");
+            r->unclean_stops, chaos_verdict_name(r));
     for (size_t i = 0; i < r->failure_count; i++) {
         fprintf(out, "- %s\n", r->failures[i]);
     }
+}
+
+const char *chaos_verdict_name(const struct chaos_run_result *r)
+{
+    return !r->is_passed ? "FAIL" : r->is_skipped ? "SKIP" : "PASS";
 }
 
 int chaos_report_write(const struct chaos_run_result *r,

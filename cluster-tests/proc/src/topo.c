@@ -14,8 +14,12 @@
  * is deleting the table and one place sees every frame (chaos.md §1.4).
  * The client namespace is never cut: it plays the Jepsen control node.
  *
+ * Packet delay and loss are iptables NFQUEUE rules in one node's
+ * namespace and a helper process (topo_delay.c).
+ *
  * Without root (or when `ip netns add` fails) the topology is loopback:
- * 127.0.0.1 and free ports; partitions are then skipped, and reported so.
+ * 127.0.0.1 and free ports; partitions and delays are then skipped, and
+ * reported so.
  *
  * Namespaces outlive a supervisor that dies (they are bind mounts under
  * /run/netns), hence the pid in the prefix: a later run deletes those
@@ -183,12 +187,36 @@ static int netns_build(struct chaos_topology *t)
     return 0;
 }
 
+/* chaos-nfq in the directory of the running executable, or "". */
+static void find_nfq(char *out, size_t out_size)
+{
+    char self[CHAOS_PATH_SIZE];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    out[0] = '\0';
+    if (n <= 0) {
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL) {
+        return;
+    }
+    *slash = '\0';
+    int size = snprintf(out, out_size, "%s/chaos-nfq", self);
+    if (size < 0 || (size_t)size >= out_size || access(out, X_OK) != 0) {
+        out[0] = '\0';
+    }
+}
+
 int chaos_topology_setup(struct chaos_topology *t,
                          enum chaos_topology_kind requested, size_t node_count,
                          unsigned run_index)
 {
     memset(t, 0, sizeof *t);
     t->node_count = node_count;
+    t->nfq_node = -1;
+    (void)chaos_tool_find("iptables", t->iptables, sizeof t->iptables);
+    find_nfq(t->nfq, sizeof t->nfq);
     snprintf(t->prefix, sizeof t->prefix, CHAOS_NETNS_PREFIX "%ldr%u",
              (long)getpid(), run_index);
     t->has_nft = chaos_tool_find("nft", t->nft, sizeof t->nft) == 0;
@@ -231,6 +259,7 @@ void chaos_topology_teardown(struct chaos_topology *t)
         return;
     }
     chaos_http_clear_netns();
+    chaos_topology_delay_heal(t);
     char name[CHAOS_NAME_SIZE];
     for (size_t i = 0; i < t->node_count; i++) {
         chaos_topology_node_netns(t, i, name, sizeof name);
@@ -248,6 +277,8 @@ bool chaos_topology_can_partition(const struct chaos_topology *t)
 {
     return t->kind == CHAOS_TOPOLOGY_NETNS && t->is_up && t->has_nft;
 }
+
+static int heal_cut(struct chaos_topology *t);
 
 /* ss -K in node a's namespace for every socket to or from node b. */
 static void kill_connections(const struct chaos_topology *t, size_t a, size_t b)
@@ -290,7 +321,7 @@ int chaos_topology_partition(struct chaos_topology *t, const bool *cut)
     snprintf(rules + used, sizeof rules - used, "  }\n}\n");
     char sw[CHAOS_NAME_SIZE], output[512];
     ns_name(t, "sw", sw, sizeof sw);
-    (void)chaos_topology_heal(t); /* replace, never stack, cuts */
+    (void)heal_cut(t); /* replace, never stack, cuts */
     const char *argv[] = {t->nft, "-f", "-", NULL};
     int rc =
         chaos_exec(sw, argv, rules, output, sizeof output, TOPO_TIMEOUT_MS);
@@ -310,7 +341,7 @@ int chaos_topology_partition(struct chaos_topology *t, const bool *cut)
     return 0;
 }
 
-int chaos_topology_heal(struct chaos_topology *t)
+static int heal_cut(struct chaos_topology *t)
 {
     if (!t->is_partitioned) {
         return 0;
@@ -321,4 +352,10 @@ int chaos_topology_heal(struct chaos_topology *t)
     int rc = chaos_exec(sw, argv, NULL, NULL, 0, TOPO_TIMEOUT_MS);
     t->is_partitioned = false;
     return rc == 0 ? 0 : -EIO;
+}
+
+int chaos_topology_heal(struct chaos_topology *t)
+{
+    chaos_topology_delay_heal(t);
+    return heal_cut(t);
 }

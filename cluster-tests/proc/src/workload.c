@@ -14,8 +14,20 @@
  * timeout or reset is recorded with an unknown outcome, and the client
  * then counts as a new process (its id changes), as in Jepsen.
  *
+ * Scenarios may add a pinned client (quorum): it sends the same mix to
+ * the one node the supervisor names (an isolated old leader), following
+ * no hint, and idles while none is named.
+ *
  * crdt: unique inserts into items(id, node) on every node in turn;
  * judged later by loss, phantoms and convergence (verdict.c).
+ *
+ * leader: log(seq INTEGER PRIMARY KEY, v), where seq, given by the writer,
+ * is the log order on every node (a follower applies the writer's rows
+ * with their keys). Of each client's steps, 14 in 16 append a unique v on
+ * the writer (like the simulator's leader workload: work_leader.c), 1 in
+ * 16 tries to append on a follower (which must refuse: "not the
+ * writer"), and 1 in 16 reads a follower's whole log, kept as its length
+ * and digest (verdict_leader.c judges it).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,16 +42,38 @@ struct client {
     size_t index;
 };
 
-static struct client clients[CHAOS_CLIENTS_MAX];
+static struct client clients[CHAOS_CLIENTS_MAX + 1];
 
-static void record_op(struct chaos_workload *w, const struct check_op *op)
+/* Client ids of the pinned client and of the supervisor's final reads:
+ * far above the ids the workload's clients reach (index + a multiple of
+ * CHAOS_CLIENTS_MAX, one step per unknown outcome), so values stay unique. */
+#define WORKLOAD_PINNED_CLIENT_ID ((int64_t)1000000)
+
+void chaos_workload_record(struct chaos_workload *w, const struct check_op *op,
+                           int node)
 {
     pthread_mutex_lock(&w->lock);
     if (w->op_count == w->op_capacity) {
         w->op_capacity = w->op_capacity ? 2 * w->op_capacity : 1024;
         w->ops = common_realloc_array(w->ops, w->op_capacity, sizeof *w->ops);
+        w->op_nodes = common_realloc_array(w->op_nodes, w->op_capacity,
+                                           sizeof *w->op_nodes);
     }
+    w->op_nodes[w->op_count] = node;
     w->ops[w->op_count++] = *op;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void record_read(struct chaos_workload *w,
+                        const struct chaos_follower_read *read)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->read_count == w->read_capacity) {
+        w->read_capacity = w->read_capacity ? 2 * w->read_capacity : 256;
+        w->reads =
+            common_realloc_array(w->reads, w->read_capacity, sizeof *w->reads);
+    }
+    w->reads[w->read_count++] = *read;
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -67,12 +101,38 @@ static void count_outcome(struct chaos_workload *w,
     pthread_mutex_unlock(&w->lock);
 }
 
-/* The integer in rows[0][0], or CHECK_ABSENT (no row, NULL). */
-static int64_t first_integer(const json_t *rows)
+/* The integer in rows[row][0], or CHECK_ABSENT (no row, NULL). */
+static int64_t row_integer(const json_t *rows, size_t row)
 {
-    json_t *cell = json_array_get(json_array_get(rows, 0), 0);
+    json_t *cell = json_array_get(json_array_get(rows, row), 0);
     const char *text = json_string_value(json_object_get(cell, "value"));
     return text != NULL ? (int64_t)strtoll(text, NULL, 10) : CHECK_ABSENT;
+}
+
+static int64_t first_integer(const json_t *rows)
+{
+    return row_integer(rows, 0);
+}
+
+int chaos_fetch_integers(const struct chaos_node *node, const char *sql,
+                         int64_t **values, size_t *count)
+{
+    struct chaos_sql_result result;
+    *values = NULL;
+    *count = 0;
+    chaos_sql(node, sql, NULL, 0, 10000, &result);
+    if (result.outcome != CHAOS_SQL_OK) {
+        chaos_sql_result_release(&result);
+        return -1;
+    }
+    size_t n = json_array_size(result.rows);
+    *values = common_malloc_array(n + 1, sizeof **values);
+    for (size_t i = 0; i < n; i++) {
+        (*values)[i] = row_integer(result.rows, i);
+    }
+    *count = n;
+    chaos_sql_result_release(&result);
+    return 0;
 }
 
 /* The node whose peer address NOT_LEADER's message names, or -1. */
@@ -89,9 +149,31 @@ static int leader_from_hint(const struct chaos_cluster *c, const char *message)
     return -1;
 }
 
-static void quorum_step(struct chaos_workload *w, struct chaos_rng *rng,
-                        int *node, int64_t *client_id, int64_t *counter,
-                        int64_t *seen)
+/* After a refusal: *node becomes the leader NOT_LEADER names, else the
+ * next node. */
+static void follow_refusal(const struct chaos_cluster *c,
+                           const struct chaos_sql_result *result, int *node)
+{
+    int hint = strcmp(result->code, "NOT_LEADER") == 0
+                   ? leader_from_hint(c, result->message)
+                   : -1;
+    /* A hint naming the node just asked would loop the client (the node
+     * no longer gives one; isolated-old-leader checks that): none, then. */
+    hint = hint == *node ? -1 : hint;
+    *node = hint >= 0 ? hint : (*node + 1) % (int)c->count;
+    if (hint < 0 && strcmp(result->code, "CONNECT") != 0) {
+        chaos_sleep_ms(50); /* no leader yet: do not spin */
+    }
+}
+
+/* One quorum operation on *node, which it moves on as NOT_LEADER hints
+ * or failures say; returns how it ended, and the answer without its rows
+ * in *last unless NULL. */
+static enum chaos_sql_outcome quorum_step(struct chaos_workload *w,
+                                          struct chaos_rng *rng, int *node,
+                                          int64_t *client_id, int64_t *counter,
+                                          int64_t *seen,
+                                          struct chaos_sql_result *last)
 {
     struct chaos_cluster *c = w->cluster;
     struct check_op op = {.client_id = *client_id};
@@ -140,22 +222,50 @@ static void quorum_step(struct chaos_workload *w, struct chaos_rng *rng,
                 seen[op.key] = op.value;
             }
         }
-        record_op(w, &op);
+        chaos_workload_record(w, &op, *node);
     } else if (result.outcome == CHAOS_SQL_UNKNOWN) {
         op.outcome = CHECK_OUTCOME_UNKNOWN;
-        record_op(w, &op);
+        chaos_workload_record(w, &op, *node);
         *client_id += CHAOS_CLIENTS_MAX; /* a new process from now on */
         *node = (*node + 1) % (int)c->count;
     } else {
-        int hint = strcmp(result.code, "NOT_LEADER") == 0
-                       ? leader_from_hint(c, result.message)
-                       : -1;
-        *node = hint >= 0 ? hint : (*node + 1) % (int)c->count;
-        if (hint < 0 && strcmp(result.code, "CONNECT") != 0) {
-            chaos_sleep_ms(50); /* no leader yet: do not spin */
-        }
+        follow_refusal(c, &result, node);
+    }
+    if (last != NULL) {
+        *last = result;
+        last->rows = NULL;
     }
     chaos_sql_result_release(&result);
+    return result.outcome;
+}
+
+/* The pinned client: quorum_step on the named node only, whatever the
+ * answer says (a refusal waits a little: an isolated node refuses fast). */
+static void pinned_step(struct chaos_workload *w, struct chaos_rng *rng,
+                        int64_t *client_id, int64_t *counter, int64_t *seen)
+{
+    int node = w->pinned_node;
+    if (node < 0 || (size_t)node >= w->cluster->count) {
+        chaos_sleep_ms(20);
+        return;
+    }
+    const int asked = node; /* quorum_step moves node on a refusal */
+    struct chaos_sql_result last;
+    enum chaos_sql_outcome outcome =
+        quorum_step(w, rng, &node, client_id, counter, seen, &last);
+    w->pinned_ok += outcome == CHAOS_SQL_OK;
+    w->pinned_failed += outcome == CHAOS_SQL_FAILED;
+    w->pinned_unknown += outcome == CHAOS_SQL_UNKNOWN;
+    if (outcome == CHAOS_SQL_FAILED) {
+        w->pinned_self_hints +=
+            strcmp(last.code, "NOT_LEADER") == 0 &&
+            leader_from_hint(w->cluster, last.message) == asked;
+        if (w->pinned_refusal[0] == '\0') {
+            snprintf(w->pinned_refusal, sizeof w->pinned_refusal, "%s: %s",
+                     last.code, last.message);
+        }
+        chaos_sleep_ms(20);
+    }
 }
 
 static void crdt_step(struct chaos_workload *w, size_t index, int *node,
@@ -181,17 +291,76 @@ static void crdt_step(struct chaos_workload *w, size_t index, int *node,
     }
 }
 
+/* Leader mode: a read of follower node's whole log, kept as its length
+ * and digest. A read that fails or times out is left out: it saw nothing. */
+static void leader_read(struct chaos_workload *w, int node)
+{
+    struct chaos_follower_read read = {.node = node,
+                                       .digest = CHAOS_LOG_DIGEST_INIT};
+    struct chaos_sql_result result;
+    read.invoke_ns = chaos_now_ns();
+    chaos_sql(&w->cluster->nodes[node], "SELECT v FROM log ORDER BY seq", NULL,
+              0, w->op_timeout_ms, &result);
+    read.complete_ns = chaos_now_ns();
+    if (result.outcome == CHAOS_SQL_OK) {
+        read.count = json_array_size(result.rows);
+        for (size_t i = 0; i < read.count; i++) {
+            read.digest =
+                chaos_log_digest(read.digest, row_integer(result.rows, i));
+        }
+        record_read(w, &read);
+    }
+    chaos_sql_result_release(&result);
+}
+
+static void leader_step(struct chaos_workload *w, size_t index,
+                        struct chaos_rng *rng, int64_t *counter)
+{
+    struct chaos_cluster *c = w->cluster;
+    uint64_t dice = chaos_rng_below(rng, 16);
+    int follower =
+        (CHAOS_LEADER_WRITER + 1 + (int)chaos_rng_below(rng, c->count - 1)) %
+        (int)c->count;
+    if (dice == 0) {
+        leader_read(w, follower);
+        return;
+    }
+    struct chaos_insert append = {.node = dice == 1 ? follower
+                                                    : CHAOS_LEADER_WRITER};
+    append.id = (int64_t)(index + 1) * 1000000000 + ++*counter;
+    struct chaos_sql_result result;
+    append.invoke_ns = chaos_now_ns();
+    chaos_sql(&c->nodes[append.node], "INSERT INTO log(v) VALUES (?)",
+              &append.id, 1, w->op_timeout_ms, &result);
+    append.complete_ns = chaos_now_ns();
+    append.outcome = result.outcome;
+    count_outcome(w, result.outcome);
+    record_insert(w, &append);
+    chaos_sql_result_release(&result);
+    if (append.node == CHAOS_LEADER_WRITER &&
+        result.outcome == CHAOS_SQL_FAILED) {
+        chaos_sleep_ms(50); /* the writer is down: do not spin */
+    }
+}
+
 static void *client_main(void *arg)
 {
     struct client *me = arg;
     struct chaos_workload *w = me->w;
     struct chaos_rng rng = {w->seed ^ (0x51ed27u * (me->index + 1))};
     int node = (int)(me->index % w->cluster->count);
-    int64_t client_id = (int64_t)me->index, counter = 0;
+    bool is_pinned = me->index == w->client_count;
+    int64_t client_id =
+        is_pinned ? WORKLOAD_PINNED_CLIENT_ID : (int64_t)me->index;
+    int64_t counter = 0;
     int64_t *seen = common_calloc(w->key_count, sizeof *seen);
     while (!w->stop && !chaos_stop_requested) {
-        if (w->mode == CHAOS_MODE_QUORUM) {
-            quorum_step(w, &rng, &node, &client_id, &counter, seen);
+        if (is_pinned) {
+            pinned_step(w, &rng, &client_id, &counter, seen);
+        } else if (w->mode == CHAOS_MODE_QUORUM) {
+            (void)quorum_step(w, &rng, &node, &client_id, &counter, seen, NULL);
+        } else if (w->mode == CHAOS_MODE_LEADER) {
+            leader_step(w, me->index, &rng, &counter);
         } else {
             crdt_step(w, me->index, &node, &counter);
         }
@@ -222,25 +391,40 @@ static bool sql_until_ok(struct chaos_cluster *c, int node, const char *sql,
     return false;
 }
 
+/* crdt and leader: create runs on node, then probe runs on every node
+ * until each has the table (the schema replicates). */
+static int prepare_replicated(struct chaos_cluster *c, int node,
+                              const char *create, const char *probe,
+                              int64_t deadline)
+{
+    if (!sql_until_ok(c, node, create, deadline)) {
+        return -1;
+    }
+    for (size_t i = 0; i < c->count; i++) {
+        if (!sql_until_ok(c, (int)i, probe, deadline)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int chaos_workload_prepare(struct chaos_workload *w, int timeout_ms)
 {
     struct chaos_cluster *c = w->cluster;
     int64_t deadline = chaos_now_ns() + (int64_t)timeout_ms * 1000000;
     pthread_mutex_init(&w->lock, NULL);
+    w->pinned_node = -1;
     if (w->mode == CHAOS_MODE_CRDT) {
-        if (!sql_until_ok(c, 0,
-                          "CREATE TABLE IF NOT EXISTS items(id INTEGER "
-                          "PRIMARY KEY, node INTEGER)",
-                          deadline)) {
-            return -1;
-        }
-        for (size_t i = 0; i < c->count; i++) {
-            if (!sql_until_ok(c, (int)i, "SELECT count(*) FROM items",
-                              deadline)) {
-                return -1;
-            }
-        }
-        return 0;
+        return prepare_replicated(c, 0,
+                                  "CREATE TABLE IF NOT EXISTS items(id "
+                                  "INTEGER PRIMARY KEY, node INTEGER)",
+                                  "SELECT count(*) FROM items", deadline);
+    }
+    if (w->mode == CHAOS_MODE_LEADER) {
+        return prepare_replicated(c, CHAOS_LEADER_WRITER,
+                                  "CREATE TABLE IF NOT EXISTS log(seq "
+                                  "INTEGER PRIMARY KEY, v INTEGER)",
+                                  "SELECT count(*) FROM log", deadline);
     }
     char sql[4096];
     size_t used = (size_t)snprintf(sql, sizeof sql,
@@ -262,7 +446,10 @@ int chaos_workload_prepare(struct chaos_workload *w, int timeout_ms)
 
 int chaos_workload_start(struct chaos_workload *w)
 {
-    for (size_t i = 0; i < w->client_count; i++) {
+    size_t count = w->client_count +
+                   (w->has_pinned_client && w->mode == CHAOS_MODE_QUORUM);
+    ASSERT(w->client_count <= CHAOS_CLIENTS_MAX);
+    for (size_t i = 0; i < count; i++) {
         clients[i] = (struct client){.w = w, .index = i};
         if (pthread_create(&w->threads[i], NULL, client_main, &clients[i])) {
             return -1;
@@ -302,7 +489,7 @@ void chaos_workload_final_reads(struct chaos_workload *w, int timeout_ms)
             bool ok = result.outcome == CHAOS_SQL_OK;
             if (ok) {
                 op.value = first_integer(result.rows);
-                record_op(w, &op);
+                chaos_workload_record(w, &op, leader);
             }
             chaos_sql_result_release(&result);
             if (ok) {
@@ -315,8 +502,12 @@ void chaos_workload_final_reads(struct chaos_workload *w, int timeout_ms)
 void chaos_workload_release(struct chaos_workload *w)
 {
     common_free(w->ops);
+    common_free(w->op_nodes);
     common_free(w->inserts);
+    common_free(w->reads);
     w->ops = NULL;
+    w->op_nodes = NULL;
     w->inserts = NULL;
+    w->reads = NULL;
     pthread_mutex_destroy(&w->lock);
 }
