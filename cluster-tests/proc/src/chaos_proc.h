@@ -11,7 +11,8 @@
  * (namespaces, bridge, partitions, cleanup), topo_delay.c (packet delay
  * through chaos-nfq, nfq.c, and nfq_plan.c), node.c (the node processes),
  * preload.c (libfaketime and libfiu under every node), nemesis_cut.c
- * (partition shapes),
+ * (partition shapes), nemesis_failover.c (leader mode's failover and
+ * the rebuild of diverged nodes),
  * http.c (a blocking HTTP client with deadlines, Hrana statements),
  * workload.c (client threads, histories), nemesis.c (the fault schedule),
  * verdict.c (checks), verdict_leader.c (leader mode's checks), scenario.c
@@ -57,13 +58,15 @@ extern volatile sig_atomic_t chaos_stop_requested;
 enum chaos_mode {
     CHAOS_MODE_QUORUM = 0,
     CHAOS_MODE_CRDT = 1,
-    CHAOS_MODE_LEADER = 2, /* n1 (CHAOS_LEADER_WRITER) writes, epoch 1 */
+    CHAOS_MODE_LEADER = 2, /* n1 (CHAOS_LEADER_WRITER) writes first */
     CHAOS_MODE_COUNT = 3,
 };
 
-/* The writer of a leader-mode cluster: the node every node's --writer
- * names. The product has no failover over HTTP or the CLI (--writer and
- * --writer-epoch are start-up options), so it never changes in a run. */
+/* The first writer of a leader-mode cluster, at epoch 1. The product
+ * changes writers only through start-up options (--writer and
+ * --writer-epoch, docs/operations.md), so the failover fault does what an
+ * operator does: it restarts a follower as the writer at a higher epoch
+ * (nemesis_failover.c); chaos_cluster.writer says who writes now. */
 #define CHAOS_LEADER_WRITER 0
 
 enum chaos_topology_kind {
@@ -264,6 +267,41 @@ struct chaos_node {
     char fault_exit_note[CHAOS_NOTE_SIZE];
 };
 
+/* Leader mode: one failover, as the verdict needs it (verdict_leader.c).
+ * Its times are monotonic ns; from_demoted_ns <= stop_ns when the old
+ * writer was killed, so it never wrote while deposed. */
+struct chaos_takeover {
+    int from;                /* the deposed writer */
+    int to;                  /* the new writer */
+    uint64_t epoch;          /* the new writer's */
+    int64_t stop_ns;         /* the new writer stopped as a follower */
+    int64_t from_demoted_ns; /* the old one killed or restarted as a
+                                follower (INT64_MAX: never) */
+    /* The new writer's log read just before its stop: a lower bound of
+     * what it held when it took over (owned: chaos_cluster_release). */
+    int64_t *held;
+    size_t held_count;
+    bool has_held; /* the read answered */
+};
+
+/* Leader mode: a diverged node wiped and restarted as a follower. */
+struct chaos_rebuild {
+    int node;
+    int64_t at_ns; /* monotonic: when its database was wiped */
+};
+
+#define CHAOS_TAKEOVERS_MAX CHAOS_FAULTS_MAX
+#define CHAOS_REBUILDS_MAX (4 * CHAOS_FAULTS_MAX)
+
+/* Leader mode's failovers and rebuilds of a run, in time order. */
+struct chaos_leader_history {
+    struct chaos_takeover takeovers[CHAOS_TAKEOVERS_MAX];
+    size_t takeover_count;
+    struct chaos_rebuild rebuilds[CHAOS_REBUILDS_MAX];
+    size_t rebuild_count;
+    size_t rebuilds_unrecorded; /* past CHAOS_REBUILDS_MAX */
+};
+
 struct chaos_cluster {
     enum chaos_mode mode;
     const char *binary; /* borrowed: the sinew executable */
@@ -272,6 +310,18 @@ struct chaos_cluster {
     struct chaos_node nodes[CHAOS_NODES_MAX];
     int leader_hint; /* last node known to lead (quorum), -1 none */
     struct chaos_preload preload; /* what every node runs under */
+    /* Leader mode, written by the supervisor and read by the clients (the
+     * operator's routing): the writer a (re)started node's --writer names
+     * and its --writer-epoch, and a deposed writer still running with its
+     * old options (-1: none), which a stale router keeps writing to. */
+    volatile int writer;
+    volatile int deposed;
+    uint64_t writer_epoch;
+    struct chaos_leader_history history;
+    /* Stops during the run (chaos_node_stop) that did not end in exit 0,
+     * and the first one's note: run.c fails the run for them. */
+    int unclean_stops;
+    char unclean_note[CHAOS_NOTE_SIZE];
 };
 
 /* Makes keys and the cluster secret in dir (borrowed) and chooses the
@@ -285,6 +335,12 @@ int chaos_cluster_init(struct chaos_cluster *c, enum chaos_mode mode,
 int chaos_cluster_start(struct chaos_cluster *c, int timeout_ms);
 
 int chaos_node_start(struct chaos_cluster *c, size_t i);
+/* SIGTERM to node i (SIGCONT first), waiting up to timeout_ms, then
+ * SIGKILL: 0 when it exited 0, 1 otherwise (its exit_note says how; also
+ * counted in c->unclean_stops). */
+int chaos_node_stop(struct chaos_cluster *c, size_t i, int timeout_ms);
+/* Frees what the cluster owns (the leader history's logs). */
+void chaos_cluster_release(struct chaos_cluster *c);
 /* Writes node i's clock offset (chaos_preload_clock_write); -ENOTSUP
  * without libfaketime. */
 int chaos_node_set_clock(struct chaos_cluster *c, size_t i, int64_t offset_ms);
@@ -372,7 +428,15 @@ enum chaos_fault_kind {
     CHAOS_FAULT_DELAY_LOSS = 7, /* a node's peer packets delayed, dropped */
     CHAOS_FAULT_CLOCK_SKEW = 8, /* wall clock of one or two nodes stepped */
     CHAOS_FAULT_DISK = 9,       /* a node's fsync or pwrite fails */
-    CHAOS_FAULT_KIND_COUNT = 10,
+    CHAOS_FAULT_FAILOVER = 10,  /* leader: a follower becomes the writer */
+    CHAOS_FAULT_KIND_COUNT = 11,
+};
+
+/* FAILOVER: what becomes of the old writer until the heal. */
+enum chaos_failover_fate {
+    CHAOS_FAILOVER_KILLED = 0,      /* SIGKILL, restarted at heal */
+    CHAOS_FAILOVER_REACHABLE = 1,   /* left running: split brain */
+    CHAOS_FAILOVER_PARTITIONED = 2, /* left running, cut off from the nodes */
 };
 
 struct chaos_fault {
@@ -384,13 +448,16 @@ struct chaos_fault {
     bool cut[CHAOS_NODES_MAX * CHAOS_NODES_MAX];
     /* Seeded parameters, drawn for every fault whatever its kind (so the
      * schedule's draws do not depend on the kinds): */
-    int64_t skew_ms;            /* CLOCK_SKEW: target's offset, +-1..10 s */
-    int64_t other_skew_ms;      /* CLOCK_SKEW: other's offset, 0: untouched */
-    int64_t restart_back_ms;    /* KILL: clock offset at restart, <= 0 */
-    int delay_ms, jitter_ms;    /* DELAY_LOSS: base + U[0, jitter) */
-    int loss_percent;           /* DELAY_LOSS: 0..10 */
-    int disk_write_percent;     /* DISK: 0: fsync fails, else pwrite's odds */
-    pid_t disk_pid;             /* DISK: the process failing, as applied */
+    int64_t skew_ms;         /* CLOCK_SKEW: target's offset, +-1..10 s */
+    int64_t other_skew_ms;   /* CLOCK_SKEW: other's offset, 0: untouched */
+    int64_t restart_back_ms; /* KILL: clock offset at restart, <= 0 */
+    int delay_ms, jitter_ms; /* DELAY_LOSS: base + U[0, jitter) */
+    int loss_percent;        /* DELAY_LOSS: 0..10 */
+    int disk_write_percent;  /* DISK: 0: fsync fails, else pwrite's odds */
+    pid_t disk_pid;          /* DISK: the process failing, as applied */
+    /* FAILOVER, as applied: target is the old writer, other the new
+     * one. */
+    enum chaos_failover_fate failover_fate;
     char what[CHAOS_NOTE_SIZE]; /* as applied, e.g. "n1 | n2 n3" */
     bool is_skipped;
     char skip_reason[CHAOS_NOTE_SIZE];
@@ -428,10 +495,12 @@ void chaos_fault_plan_cut(struct chaos_fault *f, size_t n,
                           struct chaos_rng *rng);
 
 /* Plans faults over duration_ms from seed: fault 3-8 s, healthy 3-6 s,
- * the last fault running to the end. Returns the count (<=
- * CHAOS_FAULTS_MAX). */
+ * the last fault running to the end. FAILOVER is drawn in leader mode
+ * only, and a leader-mode schedule that allows it has at least one.
+ * Returns the count (<= CHAOS_FAULTS_MAX). */
 size_t chaos_schedule_plan(uint64_t seed, int64_t duration_ms,
-                           size_t node_count, struct chaos_fault *faults);
+                           size_t node_count, enum chaos_mode mode,
+                           struct chaos_fault *faults);
 
 /* Applies fault f now (choosing targets with rng; the quorum leader for
  * ISOLATE), or marks it skipped with the reason. */
@@ -442,6 +511,27 @@ void chaos_fault_heal(struct chaos_fault *f, struct chaos_cluster *c,
                       struct chaos_topology *t);
 
 const char *chaos_fault_kind_name(enum chaos_fault_kind kind);
+
+/* nemesis_failover.c. Applies a FAILOVER (leader mode): picks a running
+ * follower (rng), kills the old writer or leaves it running, reachable or
+ * cut off from the other nodes, reads the follower's log, stops it and
+ * restarts it with --writer itself at the next epoch; the clients follow
+ * (c->writer). Records the takeover in c->history. */
+void chaos_failover_apply(struct chaos_fault *f, struct chaos_cluster *c,
+                          struct chaos_topology *t, struct chaos_rng *rng);
+/* Heals it: the cut removed, the old writer restarted as a follower of
+ * the new one, then every node that reports diverged rebuilt
+ * (chaos_leader_rebuild_diverged, up to timeout_ms). */
+void chaos_failover_heal(struct chaos_fault *f, struct chaos_cluster *c,
+                         struct chaos_topology *t, int timeout_ms);
+/* Leader mode: polls the followers' /v1/status and logs until none
+ * reports diverged and each log is a prefix of the writer's, rebuilding
+ * (stop, empty data directory, restart: docs/replication.md, "Leader
+ * mode") every node that reports diverged, up to timeout_ms. Returns how
+ * many it rebuilt. */
+size_t chaos_leader_rebuild_diverged(struct chaos_cluster *c, int timeout_ms);
+/* Rebuilds node i if /v1/status says it diverged: 1 when it did. */
+int chaos_leader_rebuild_if_diverged(struct chaos_cluster *c, size_t i);
 
 /* ------------------------------------------------------------------------
  * workload.c
@@ -563,6 +653,17 @@ struct chaos_run_result {
     size_t stale_reads;       /* missing an append acknowledged before them */
     int64_t max_staleness_ms; /* the oldest such append's age, at the read */
     char prefix_note[CHAOS_NOTE_SIZE]; /* the first log not a prefix */
+    /* leader failover (verdict_leader.c) */
+    size_t failovers;
+    size_t fenced_late;      /* a deposed writer's acks, not in the log */
+    size_t fenced_unshipped; /* an earlier writer's acks the next one never
+                                held at takeover, not in the log */
+    size_t fence_breaches;   /* a deposed writer's acks invoked after the new
+                                writer's first ack, in the log: must be 0 */
+    size_t rebuilt;          /* diverged nodes wiped and restarted */
+    size_t reads_unjudged;   /* reads of a node later rebuilt */
+    size_t reads_not_prefix_rebuilt; /* of reads_not_prefix, those of a
+                                        node rebuilt before the read */
     /* scenario */
     bool has_scenario;
     bool is_skipped; /* its fault could not be made (say why: failures) */
@@ -590,15 +691,21 @@ void chaos_verdict_quorum(struct chaos_run_result *r,
 void chaos_verdict_crdt(struct chaos_run_result *r,
                         const struct chaos_workload *w, const int64_t *ids,
                         size_t id_count);
-/* Leader: writer_log (borrowed, in log order) is the writer's final log.
- * lost and phantom appends (check_set: acknowledged appends to the writer
- * must be in it, and every row must be an acknowledged or unknown append),
- * appends a follower acknowledged, and every follower read judged against
- * it: a prefix (its digest equals that of the writer's prefix of its
- * length), and stale when it misses an append acknowledged before it was
- * invoked (measured, not failed: replication is asynchronous). */
+/* Leader: writer_log (borrowed, in log order) is the final writer's final
+ * log, h (borrowed) the run's failovers and rebuilds. lost and phantom
+ * appends (check_set: the final writer's acks in its epoch and every ack
+ * the final writer held at takeover must be in it, and every row must be
+ * an acknowledged or unknown append), fenced appends (an earlier writer's
+ * acks missing from it: allowed), fence breaches (a deposed writer's acks
+ * made after the takeover that are in it), appends a follower
+ * acknowledged, and every follower read judged against it (but those of
+ * a node later rebuilt): a prefix (its digest equals that of the writer's
+ * prefix of its length), and stale when it misses an append acknowledged
+ * before it was invoked (measured, not failed: replication is
+ * asynchronous). */
 void chaos_verdict_leader(struct chaos_run_result *r,
                           const struct chaos_workload *w,
+                          const struct chaos_leader_history *h,
                           const int64_t *writer_log, size_t writer_count);
 
 /* Node's log (borrowed) against the writer's, with check_prefix: 0 when

@@ -30,7 +30,11 @@
  * the heal's return to +0 is itself a jump, backward after a forward
  * skew, which the HLC must survive), DISK (a node's fsync and fdatasync
  * fail, or a seeded 5-30 % of its pwrites, through libfiu; exiting with
- * an error is then allowed, a crash is not). Partitions and delays need
+ * an error is then allowed, a crash is not), FAILOVER (leader mode only:
+ * a follower restarted as the writer at the next epoch, the old writer
+ * killed or left running, reachable or cut off: nemesis_failover.c; a
+ * leader-mode schedule that allows it has at least one, so every ci run
+ * fails over). Partitions and delays need
  * the namespace topology (nft, iptables); clock and disk faults need the
  * preload libraries; without them a fault is skipped, and the report says
  * why.
@@ -45,6 +49,11 @@
 #define NEMESIS_FIU_TIMEOUT_MS 5000
 #define NEMESIS_RESTART_HEALTHY_MS 15000
 #define NEMESIS_STEPPED_BACK_MS 1000 /* served with the clock stepped back */
+/* A failover's heal: how long it waits for a node holding a deposed
+ * writer's commits to say it diverged (it learns the fence from the next
+ * summaries, sent every second) before the schedule goes on; the final
+ * convergence waits longer. */
+#define NEMESIS_REBUILD_WAIT_MS 8000
 
 static const char *const kind_names[CHAOS_FAULT_KIND_COUNT] = {
     "kill",
@@ -56,7 +65,8 @@ static const char *const kind_names[CHAOS_FAULT_KIND_COUNT] = {
     "kill-all",
     "packet-delay-loss",
     "clock-skew",
-    "disk-fault"};
+    "disk-fault",
+    "failover"};
 
 static uint32_t allowed_mask;
 static bool is_mask_set;
@@ -111,8 +121,16 @@ void chaos_fault_kinds_allow(uint32_t mask)
     is_mask_set = true;
 }
 
-/* The kinds to draw from, in kind order; their count. */
-static size_t allowed_kinds(enum chaos_fault_kind *kinds)
+/* Whether kind may be drawn in mode: FAILOVER is leader mode's. */
+static bool is_kind_of_mode(int kind, enum chaos_mode mode)
+{
+    return kind != CHAOS_FAULT_FAILOVER || mode == CHAOS_MODE_LEADER;
+}
+
+/* The kinds to draw from in mode, in kind order; their count. When the
+ * mask leaves none (CHAOS_PROC_FAULTS=failover in another mode), the
+ * masked kinds anyway: the faults are then skipped with the reason. */
+static size_t allowed_kinds(enum chaos_mode mode, enum chaos_fault_kind *kinds)
 {
     const char *list = getenv("CHAOS_PROC_FAULTS");
     if (!is_mask_set && list != NULL && list[0] != '\0') {
@@ -130,12 +148,38 @@ static size_t allowed_kinds(enum chaos_fault_kind *kinds)
     }
     is_mask_set = true;
     size_t count = 0;
-    for (int k = 0; k < CHAOS_FAULT_KIND_COUNT; k++) {
-        if (allowed_mask == 0 || (allowed_mask & (1u << k)) != 0) {
-            kinds[count++] = (enum chaos_fault_kind)k;
+    for (int pass = 0; pass < 2 && count == 0; pass++) {
+        for (int k = 0; k < CHAOS_FAULT_KIND_COUNT; k++) {
+            bool is_masked =
+                allowed_mask == 0 || (allowed_mask & (1u << k)) != 0;
+            if (is_masked && (pass == 1 || is_kind_of_mode(k, mode))) {
+                kinds[count++] = (enum chaos_fault_kind)k;
+            }
         }
     }
     return count;
+}
+
+/* A leader-mode schedule that may fail over but drew no failover gets
+ * one, in place of a seeded fault that is not the last (the last runs to
+ * the end, and a failover wants faults after it): a ci run's one leader
+ * run would otherwise miss it about half the time. One draw, after all
+ * the others, so the rest of the schedule is the seed's as before. */
+static void ensure_failover(struct chaos_fault *faults, size_t count,
+                            const enum chaos_fault_kind *kinds,
+                            size_t kind_count, struct chaos_rng *rng)
+{
+    bool is_allowed = false, has_one = false;
+    for (size_t k = 0; k < kind_count; k++) {
+        is_allowed = is_allowed || kinds[k] == CHAOS_FAULT_FAILOVER;
+    }
+    for (size_t i = 0; i < count; i++) {
+        has_one = has_one || faults[i].kind == CHAOS_FAULT_FAILOVER;
+    }
+    if (is_allowed && !has_one && count > 0) {
+        size_t at = count > 1 ? chaos_rng_below(rng, count - 1) : 0;
+        faults[at].kind = CHAOS_FAULT_FAILOVER;
+    }
 }
 
 /* The seeded parameters of f, the same number of draws for every kind. */
@@ -159,11 +203,12 @@ static void plan_params(struct chaos_fault *f, struct chaos_rng *rng)
 }
 
 size_t chaos_schedule_plan(uint64_t seed, int64_t duration_ms,
-                           size_t node_count, struct chaos_fault *faults)
+                           size_t node_count, enum chaos_mode mode,
+                           struct chaos_fault *faults)
 {
     struct chaos_rng rng = {seed};
     enum chaos_fault_kind kinds[CHAOS_FAULT_KIND_COUNT];
-    size_t kind_count = allowed_kinds(kinds);
+    size_t kind_count = allowed_kinds(mode, kinds);
     size_t count = 0;
     int64_t at_ms = 2000 + (int64_t)chaos_rng_below(&rng, 2000);
     while (count < CHAOS_FAULTS_MAX) {
@@ -193,6 +238,9 @@ size_t chaos_schedule_plan(uint64_t seed, int64_t duration_ms,
         if (is_last) {
             break;
         }
+    }
+    if (mode == CHAOS_MODE_LEADER && node_count > 1) {
+        ensure_failover(faults, count, kinds, kind_count, &rng);
     }
     return count;
 }
@@ -377,6 +425,8 @@ void chaos_fault_apply(struct chaos_fault *f, struct chaos_cluster *c,
         apply_delay(f, c, t, rng);
     } else if (f->kind == CHAOS_FAULT_CLOCK_SKEW) {
         apply_clock(f, c);
+    } else if (f->kind == CHAOS_FAULT_FAILOVER) {
+        chaos_failover_apply(f, c, t, rng);
     } else {
         apply_disk(f, c);
     }
@@ -469,6 +519,8 @@ void chaos_fault_heal(struct chaos_fault *f, struct chaos_cluster *c,
         chaos_topology_delay_heal(t);
     } else if (f->kind == CHAOS_FAULT_CLOCK_SKEW) {
         restore_clocks(c);
+    } else if (f->kind == CHAOS_FAULT_FAILOVER) {
+        chaos_failover_heal(f, c, t, NEMESIS_REBUILD_WAIT_MS);
     } else {
         heal_disk(f, c);
     }

@@ -7,8 +7,11 @@
  * 127.0.0.1 ports chosen once, so a restarted node comes back where its
  * peers expect it.
  *
- * crdt, leader: every node lists the others as --peer (leader: n1 is the
- * --writer, at the default epoch 1). quorum: node 1 bootstraps
+ * crdt, leader: every node lists the others as --peer (leader: --writer
+ * and --writer-epoch name the cluster's writer when the node starts: n1
+ * at epoch 1, until a failover changes them, nemesis_failover.c; a node
+ * restarted later gets the options of that moment, as an operator would
+ * give it). quorum: node 1 bootstraps
  * alone and the others --join it (docs/getting-started.md); a restarted
  * node keeps its arguments (a node with a Raft log does not join again).
  *
@@ -101,6 +104,9 @@ int chaos_cluster_init(struct chaos_cluster *c, enum chaos_mode mode,
     c->binary = binary;
     c->count = count;
     c->leader_hint = -1;
+    c->writer = CHAOS_LEADER_WRITER;
+    c->writer_epoch = 1;
+    c->deposed = -1;
     snprintf(c->dir, sizeof c->dir, "%s", dir);
     chaos_preload_detect(&c->preload);
     int ports[2 * CHAOS_NODES_MAX];
@@ -173,8 +179,12 @@ static void node_args(const struct chaos_cluster *c, size_t i,
                  c->nodes[0].host, c->nodes[0].http_port);
         argv[a++] = storage[s++];
     }
-    if (c->mode == CHAOS_MODE_LEADER) { /* n1 writes, at epoch 1 */
-        snprintf(storage[s], sizeof storage[s], "--writer=%s", c->nodes[0].id);
+    if (c->mode == CHAOS_MODE_LEADER) {
+        snprintf(storage[s], sizeof storage[s], "--writer=%s",
+                 c->nodes[c->writer].id);
+        argv[a++] = storage[s++];
+        snprintf(storage[s], sizeof storage[s], "--writer-epoch=%llu",
+                 (unsigned long long)c->writer_epoch);
         argv[a++] = storage[s++];
     }
     for (size_t j = 0; c->mode != CHAOS_MODE_QUORUM && j < c->count; j++) {
@@ -384,6 +394,51 @@ int chaos_cluster_stop(struct chaos_cluster *c, int timeout_ms)
         n->pid = 0;
     }
     return unclean;
+}
+
+int chaos_node_stop(struct chaos_cluster *c, size_t i, int timeout_ms)
+{
+    struct chaos_node *n = &c->nodes[i];
+    int status = 0;
+    if (n->pid <= 0) {
+        return 0;
+    }
+    kill(-n->pid, SIGCONT);
+    kill(n->pid, SIGTERM);
+    int64_t deadline = chaos_now_ns() + (int64_t)timeout_ms * 1000000;
+    pid_t done = 0;
+    while ((done = waitpid(n->pid, &status, WNOHANG)) == 0 &&
+           chaos_now_ns() < deadline) {
+        chaos_sleep_ms(20);
+    }
+    if (done != n->pid) {
+        snprintf(n->exit_note, sizeof n->exit_note,
+                 "n%zu did not stop within %d ms of SIGTERM", i + 1,
+                 timeout_ms);
+        chaos_node_kill(c, i);
+    } else {
+        forget_fifos(n, n->pid);
+        n->pid = 0;
+        n->is_paused = false;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            return 0;
+        }
+        exit_note(n, status);
+    }
+    if (c->unclean_stops++ == 0) {
+        memcpy(c->unclean_note, n->exit_note, sizeof c->unclean_note);
+    }
+    return 1;
+}
+
+void chaos_cluster_release(struct chaos_cluster *c)
+{
+    struct chaos_leader_history *h = &c->history;
+    for (size_t i = 0; i < h->takeover_count; i++) {
+        common_free(h->takeovers[i].held);
+        h->takeovers[i].held = NULL;
+    }
+    h->takeover_count = 0;
 }
 
 void chaos_cluster_kill_all(struct chaos_cluster *c)

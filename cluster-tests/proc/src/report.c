@@ -6,20 +6,16 @@
  * times (relative to the start of the workload), the operation counts,
  * the safety results, recovery, and the verdict with the rules that
  * failed. A fault the machine cannot make is listed as skipped with the
- * reason, never left out; so is leader mode's failover, which the
- * product does not expose. A scenario's report adds its expectation and
- * what it observed.
+ * reason, never left out. Leader mode adds its failovers: how many, the
+ * appends they fenced (allowed to be lost), fence breaches (none
+ * allowed) and the diverged nodes rebuilt. A scenario's report adds its
+ * expectation and what it observed.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "chaos_proc.h"
-
-#define LEADER_NO_FAILOVER                                                     \
-    "not run: the node exposes no way to change the writer (--writer and "     \
-    "--writer-epoch are start-up options; no HTTP or CLI call), so n1 "        \
-    "writes for the whole run"
 
 static int64_t rel_ms(int64_t ns, int64_t start_ns)
 {
@@ -65,7 +61,20 @@ static json_t *leader_json(const struct chaos_run_result *r)
                         json_integer(r->convergence_ms));
     json_object_set_new(leader, "lag_rows_at_end",
                         json_integer((json_int_t)r->divergent_at_end));
-    json_object_set_new(leader, "failover", json_string(LEADER_NO_FAILOVER));
+    json_object_set_new(
+        leader, "failover",
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "failovers",
+                  (json_int_t)r->failovers, "fenced_appends",
+                  (json_int_t)(r->fenced_late + r->fenced_unshipped),
+                  "fenced_after_deposition", (json_int_t)r->fenced_late,
+                  "fenced_unshipped_at_takeover",
+                  (json_int_t)r->fenced_unshipped, "fence_breaches",
+                  (json_int_t)r->fence_breaches, "diverged_nodes_rebuilt",
+                  (json_int_t)r->rebuilt, "reads_of_rebuilt_nodes_not_judged",
+                  (json_int_t)r->reads_unjudged));
+    json_object_set_new(json_object_get(leader, "failover"),
+                        "reads_after_rebuild_not_prefix",
+                        json_integer((json_int_t)r->reads_not_prefix_rebuilt));
     return leader;
 }
 
@@ -196,13 +205,27 @@ static void report_md_leader(FILE *out, const struct chaos_run_result *r)
             "%lld ms behind\n"
             "- follower lag just before the final heal: %zu rows\n"
             "- followers caught up: %s in %lld ms after the final heal "
-            "(%zu rows behind at the end)\n- failover: %s\n",
+            "(%zu rows behind at the end)\n",
             r->lost, r->phantoms, r->final_rows, r->follower_writes_acked,
             r->follower_writes_refused, r->follower_reads, r->reads_not_prefix,
             r->stale_reads, (long long)r->max_staleness_ms,
             r->divergent_at_heal, r->converged ? "yes" : "NO",
-            (long long)r->convergence_ms, r->divergent_at_end,
-            LEADER_NO_FAILOVER);
+            (long long)r->convergence_ms, r->divergent_at_end);
+    fprintf(out,
+            "- failovers: %zu; fenced appends (acknowledged by an earlier "
+            "writer, not in the final log: allowed): %zu, of them %zu "
+            "acknowledged by a deposed writer and %zu not held by the next "
+            "writer when it took over\n"
+            "- fence breaches (a deposed writer's appends acknowledged "
+            "after the takeover, in the final log): %zu\n"
+            "- diverged nodes rebuilt from an empty database: %zu; their "
+            "reads from before the rebuild, not judged: %zu; reads after "
+            "a rebuild not a prefix of the writer's log (of the %zu "
+            "above): %zu\n",
+            r->failovers, r->fenced_late + r->fenced_unshipped, r->fenced_late,
+            r->fenced_unshipped, r->fence_breaches, r->rebuilt,
+            r->reads_unjudged, r->reads_not_prefix,
+            r->reads_not_prefix_rebuilt);
 }
 
 static void report_md(FILE *out, const struct chaos_run_result *r,

@@ -92,7 +92,7 @@ static size_t plan(struct chaos_run_result *r, size_t node_count)
     const struct chaos_scenario *s = r->config.scenario;
     if (s == NULL) {
         return chaos_schedule_plan(r->config.seed, r->config.duration_ms,
-                                   node_count, r->faults);
+                                   node_count, r->config.mode, r->faults);
     }
     ASSERT(s->fault_count <= CHAOS_SCENARIO_FAULTS_MAX);
     for (size_t i = 0; i < s->fault_count; i++) {
@@ -284,24 +284,36 @@ static void measure_lag(struct chaos_run_result *r, struct chaos_cluster *c)
 
 /* Leader: one poll of every log after the final heal. Judges and returns
  * true when it is the last (every follower equal to the writer, one not
- * a prefix of it, or out of time). */
+ * a prefix of it, or out of time). After a failover every follower that
+ * reports diverged is rebuilt (nemesis_failover.c) and polling goes on; a
+ * log that is not a prefix but whose node does not say it diverged may
+ * not have learned the fence yet, and gets until the deadline. */
 static bool poll_logs(struct chaos_run_result *r, struct chaos_cluster *c,
                       const struct chaos_workload *w, bool out_of_time)
 {
     int64_t *logs[CHAOS_NODES_MAX] = {NULL};
     size_t counts[CHAOS_NODES_MAX] = {0}, behind = 0;
+    bool has_failover = c->history.takeover_count > 0;
     for (size_t i = 0; i < c->count; i++) {
         (void)fetch_log(&c->nodes[i], &logs[i], &counts[i]);
     }
-    const int64_t *writer = logs[CHAOS_LEADER_WRITER];
-    size_t writer_count = counts[CHAOS_LEADER_WRITER];
+    const int64_t *writer = logs[c->writer];
+    size_t writer_count = counts[c->writer];
     bool all_equal = writer != NULL, broken = false;
+    r->prefix_note[0] = '\0'; /* this poll's, not an earlier one's */
     for (size_t i = 0; writer != NULL && i < c->count; i++) {
         int order =
             logs[i] == NULL
                 ? 1
                 : chaos_verdict_follower_log(r, (int)i, writer, writer_count,
                                              logs[i], counts[i]);
+        /* A diverged log may look like a prefix (the writer's rows
+         * overwrite the fenced ones by seq): the node's word decides. */
+        if (has_failover && (int)i != c->writer &&
+            chaos_leader_rebuild_if_diverged(c, i) == 1) {
+            order = 1; /* empty now: it catches up from the others */
+            r->prefix_note[0] = '\0';
+        }
         all_equal = all_equal && order == 0;
         broken = broken || order < 0;
         if (order > 0 && counts[i] < writer_count) {
@@ -309,13 +321,13 @@ static bool poll_logs(struct chaos_run_result *r, struct chaos_cluster *c,
             behind = lack > behind ? lack : behind;
         }
     }
-    /* A log that is not a prefix never becomes one: no failover. */
-    bool last = all_equal || broken || out_of_time;
+    /* Without a failover a log that is not a prefix never becomes one. */
+    bool last = all_equal || (broken && !has_failover) || out_of_time;
     if (last) {
         r->converged = all_equal;
         r->divergent_at_end = behind;
         if (writer != NULL) {
-            chaos_verdict_leader(r, w, writer, writer_count);
+            chaos_verdict_leader(r, w, &c->history, writer, writer_count);
         } else {
             chaos_result_fail(r, "the writer's log could not be read");
         }
@@ -335,7 +347,12 @@ static void converge_leader(struct chaos_run_result *r, struct chaos_cluster *c,
         chaos_sleep_ms(100);
     }
     r->convergence_ms = (chaos_now_ns() - heal_ns) / 1000000;
-    if (r->prefix_note[0] != '\0') {
+    if (r->prefix_note[0] != '\0' && c->history.takeover_count > 0) {
+        chaos_result_fail(r,
+                          "%s, and the node did not report diverged within "
+                          "%d ms of the final heal",
+                          r->prefix_note, RUN_CONVERGE_TIMEOUT_MS);
+    } else if (r->prefix_note[0] != '\0') {
         chaos_result_fail(r, "%s", r->prefix_note);
     } else if (!r->converged) {
         chaos_result_fail(r,
@@ -414,8 +431,14 @@ static void wind_down(struct chaos_run_result *r, struct chaos_cluster *c,
     if (has_workload) {
         chaos_workload_stop(w);
     }
-    r->unclean_stops = chaos_cluster_stop(c, RUN_STOP_TIMEOUT_MS);
-    for (size_t i = 0; i < c->count && r->unclean_stops > 0; i++) {
+    if (c->unclean_stops > 0) { /* during the run: failovers, rebuilds */
+        chaos_result_fail(r, "%d stops during the run were unclean (first: %s)",
+                          c->unclean_stops, c->unclean_note);
+    }
+    r->unclean_stops = c->unclean_stops;
+    r->unclean_stops += chaos_cluster_stop(c, RUN_STOP_TIMEOUT_MS);
+    for (size_t i = 0; i < c->count && r->unclean_stops > c->unclean_stops;
+         i++) {
         if (c->nodes[i].exit_note[0] != '\0') {
             chaos_result_fail(r, "stop: %s", c->nodes[i].exit_note);
         }
@@ -423,6 +446,7 @@ static void wind_down(struct chaos_run_result *r, struct chaos_cluster *c,
     if (has_workload) {
         chaos_workload_release(w);
     }
+    chaos_cluster_release(c);
     chaos_topology_teardown(&r->topology);
 }
 

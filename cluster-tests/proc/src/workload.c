@@ -27,7 +27,12 @@
  * the writer (like the simulator's leader workload: work_leader.c), 1 in
  * 16 tries to append on a follower (which must refuse: "not the
  * writer"), and 1 in 16 reads a follower's whole log, kept as its length
- * and digest (verdict_leader.c judges it).
+ * and digest (verdict_leader.c judges it). The writer is the one the
+ * supervisor names (chaos_cluster.writer), as an operator's routing
+ * follows a failover; while a deposed writer still runs with its old
+ * options, 1 step in 16 appends there instead (a stale router: what it
+ * acknowledges once the new writer has taken over is beyond the fence and
+ * must never reach the final log).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -313,20 +318,40 @@ static void leader_read(struct chaos_workload *w, int node)
     chaos_sql_result_release(&result);
 }
 
+/* A follower for a read or a refused append: neither the writer nor a
+ * deposed writer still running (whose log holds fenced rows); -1 when
+ * there is none. */
+static int pick_follower(const struct chaos_cluster *c, struct chaos_rng *rng,
+                         int writer, int deposed)
+{
+    int start = (int)chaos_rng_below(rng, c->count);
+    for (int step = 0; step < (int)c->count; step++) {
+        int node = (start + step) % (int)c->count;
+        if (node != writer && node != deposed) {
+            return node;
+        }
+    }
+    return -1;
+}
+
 static void leader_step(struct chaos_workload *w, size_t index,
                         struct chaos_rng *rng, int64_t *counter)
 {
     struct chaos_cluster *c = w->cluster;
+    /* The operator's routing, as the supervisor last set it. */
+    int writer = c->writer, deposed = c->deposed;
     uint64_t dice = chaos_rng_below(rng, 16);
-    int follower =
-        (CHAOS_LEADER_WRITER + 1 + (int)chaos_rng_below(rng, c->count - 1)) %
-        (int)c->count;
-    if (dice == 0) {
+    int follower = pick_follower(c, rng, writer, deposed);
+    if (dice == 0 && follower >= 0) {
         leader_read(w, follower);
         return;
     }
-    struct chaos_insert append = {.node = dice == 1 ? follower
-                                                    : CHAOS_LEADER_WRITER};
+    struct chaos_insert append = {.node = writer};
+    if (dice == 1 && follower >= 0) {
+        append.node = follower;
+    } else if (dice == 2 && deposed >= 0) {
+        append.node = deposed; /* a stale router: the fence must hold */
+    }
     append.id = (int64_t)(index + 1) * 1000000000 + ++*counter;
     struct chaos_sql_result result;
     append.invoke_ns = chaos_now_ns();
@@ -337,8 +362,7 @@ static void leader_step(struct chaos_workload *w, size_t index,
     count_outcome(w, result.outcome);
     record_insert(w, &append);
     chaos_sql_result_release(&result);
-    if (append.node == CHAOS_LEADER_WRITER &&
-        result.outcome == CHAOS_SQL_FAILED) {
+    if (append.node == writer && result.outcome == CHAOS_SQL_FAILED) {
         chaos_sleep_ms(50); /* the writer is down: do not spin */
     }
 }

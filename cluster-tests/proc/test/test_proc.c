@@ -13,6 +13,10 @@
  * leader mode's verdict on hand-written histories (lost, phantom and
  * duplicate appends, a follower that takes a write, follower reads not a
  * prefix of the writer's log, staleness) and the final-log comparison;
+ * failover: only in leader mode's schedule and always there, and its
+ * verdict (held appends must survive, fenced ones may go, a deposed
+ * writer's append made after the takeover must not survive, a promoted
+ * follower's earlier ack fails, reads of a rebuilt node are not judged);
  * the scenario table, and isolated-old-leader's judge (an ack from the
  * cut-off leader fails it, so does a slow takeover, a skipped cut skips).
  */
@@ -28,6 +32,8 @@
 #include "common.h"
 
 static struct chaos_fault faults_a[CHAOS_FAULTS_MAX];
+static struct chaos_leader_history no_failover;
+static struct chaos_leader_history history;
 static struct chaos_fault faults_b[CHAOS_FAULTS_MAX];
 static struct chaos_run_result result;
 
@@ -37,9 +43,12 @@ static void test_schedule(void **state)
     for (uint64_t seed = 0; seed < 300; seed++) {
         int64_t duration_ms = 15000 + (int64_t)(seed % 7) * 30000;
         size_t nodes = 3 + seed % 3;
-        size_t count = chaos_schedule_plan(seed, duration_ms, nodes, faults_a);
+        enum chaos_mode mode = (enum chaos_mode)(seed % CHAOS_MODE_COUNT);
+        size_t count =
+            chaos_schedule_plan(seed, duration_ms, nodes, mode, faults_a);
         assert_int_equal(
-            chaos_schedule_plan(seed, duration_ms, nodes, faults_b), count);
+            chaos_schedule_plan(seed, duration_ms, nodes, mode, faults_b),
+            count);
         assert_true(count >= 1);
         int64_t free_from_ms = 2000;
         for (size_t i = 0; i < count; i++) {
@@ -56,6 +65,48 @@ static void test_schedule(void **state)
         const struct chaos_fault *last = &faults_a[count - 1];
         assert_int_equal(last->start_ms + last->length_ms, duration_ms);
     }
+}
+
+/* Failover is leader mode's: never drawn in the other modes, and every
+ * leader-mode schedule of a ci-length run has one. CHAOS_PROC_FAULTS=failover
+ * in another mode still plans it (to be skipped with the reason). */
+static void test_schedule_failover(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 0; seed < 300; seed++) {
+        size_t count =
+            chaos_schedule_plan(seed, 60000, 3, CHAOS_MODE_LEADER, faults_a);
+        size_t failovers = 0;
+        for (size_t i = 0; i < count; i++) {
+            failovers += faults_a[i].kind == CHAOS_FAULT_FAILOVER;
+        }
+        assert_true(failovers >= 1);
+        for (int mode = 0; mode < CHAOS_MODE_COUNT; mode++) {
+            if (mode == CHAOS_MODE_LEADER) {
+                continue;
+            }
+            count = chaos_schedule_plan(seed, 60000, 3, (enum chaos_mode)mode,
+                                        faults_b);
+            for (size_t i = 0; i < count; i++) {
+                assert_int_not_equal(faults_b[i].kind, CHAOS_FAULT_FAILOVER);
+            }
+        }
+    }
+    chaos_fault_kinds_allow(1u << CHAOS_FAULT_FAILOVER);
+    size_t count = chaos_schedule_plan(7, 60000, 3, CHAOS_MODE_CRDT, faults_a);
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(faults_a[i].kind, CHAOS_FAULT_FAILOVER);
+    }
+    count = chaos_schedule_plan(7, 60000, 3, CHAOS_MODE_LEADER, faults_a);
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(faults_a[i].kind, CHAOS_FAULT_FAILOVER);
+    }
+    chaos_fault_kinds_allow(1u << CHAOS_FAULT_KILL);
+    count = chaos_schedule_plan(7, 60000, 3, CHAOS_MODE_LEADER, faults_a);
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(faults_a[i].kind, CHAOS_FAULT_KILL);
+    }
+    chaos_fault_kinds_allow(0);
 }
 
 static void result_reset(const char *dir)
@@ -174,7 +225,8 @@ static void test_fault_kinds(void **state)
                             (1u << CHAOS_FAULT_KILL_ALL));
     bool seen[CHAOS_FAULT_KIND_COUNT] = {false};
     for (uint64_t seed = 0; seed < 50; seed++) {
-        size_t count = chaos_schedule_plan(seed, 120000, 5, faults_a);
+        size_t count =
+            chaos_schedule_plan(seed, 120000, 5, CHAOS_MODE_LEADER, faults_a);
         for (size_t i = 0; i < count; i++) {
             seen[faults_a[i].kind] = true;
         }
@@ -192,7 +244,8 @@ static void test_fault_params(void **state)
     bool seen[CHAOS_FAULT_KIND_COUNT] = {false};
     bool has_hour_back = false, has_no_back = false, has_fsync = false;
     for (uint64_t seed = 0; seed < 200; seed++) {
-        size_t count = chaos_schedule_plan(seed, 90000, 3, faults_a);
+        size_t count =
+            chaos_schedule_plan(seed, 90000, 3, CHAOS_MODE_LEADER, faults_a);
         for (size_t i = 0; i < count; i++) {
             const struct chaos_fault *f = &faults_a[i];
             seen[f->kind] = true;
@@ -490,39 +543,39 @@ static void test_leader_appends(void **state)
     const int64_t twice[] = {1, 2, 2};
 
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, good, 2);
+    chaos_verdict_leader(&result, &w, &no_failover, good, 2);
     assert_true(result.is_passed);
     assert_int_equal(result.follower_writes_refused, 1);
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, with_unknown, 3);
+    chaos_verdict_leader(&result, &w, &no_failover, with_unknown, 3);
     assert_true(result.is_passed);
 
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, lost, 1);
+    chaos_verdict_leader(&result, &w, &no_failover, lost, 1);
     assert_false(result.is_passed);
     assert_int_equal(result.lost, 1);
     assert_int_equal(result.phantoms, 0);
 
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, refused, 3);
+    chaos_verdict_leader(&result, &w, &no_failover, refused, 3);
     assert_false(result.is_passed);
     assert_int_equal(result.phantoms, 1);
 
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, alien, 3);
+    chaos_verdict_leader(&result, &w, &no_failover, alien, 3);
     assert_false(result.is_passed);
     assert_int_equal(result.phantoms, 1);
     assert_int_equal(result.lost, 0);
 
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, twice, 3);
+    chaos_verdict_leader(&result, &w, &no_failover, twice, 3);
     assert_false(result.is_passed);
 
     /* A follower that takes a write breaks "only the writer commits". */
     append(&in[5], 6, 2, CHAOS_SQL_OK, 280);
     w.insert_count = 6;
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, good, 2);
+    chaos_verdict_leader(&result, &w, &no_failover, good, 2);
     assert_false(result.is_passed);
     assert_int_equal(result.follower_writes_acked, 1);
     assert_int_equal(result.lost, 0);
@@ -543,7 +596,7 @@ static void test_leader_reads(void **state)
     reads[1] = log_read(writer, 1, 350); /* lacks 2, acked at 200 */
     reads[2] = log_read(writer, 2, 300); /* everything */
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, writer, 2);
+    chaos_verdict_leader(&result, &w, &no_failover, writer, 2);
     assert_true(result.is_passed);
     assert_int_equal(result.follower_reads, 3);
     assert_int_equal(result.stale_reads, 1);
@@ -551,15 +604,148 @@ static void test_leader_reads(void **state)
 
     reads[2] = log_read(other, 2, 300); /* same rows, another order */
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, writer, 2);
+    chaos_verdict_leader(&result, &w, &no_failover, writer, 2);
     assert_false(result.is_passed);
     assert_int_equal(result.reads_not_prefix, 1);
 
     reads[2] = log_read(longer, 3, 300); /* a row the writer lacks */
     result_reset("/nonexistent");
-    chaos_verdict_leader(&result, &w, writer, 2);
+    chaos_verdict_leader(&result, &w, &no_failover, writer, 2);
     assert_false(result.is_passed);
     assert_int_equal(result.reads_not_prefix, 1);
+}
+
+static void append_at(struct chaos_insert *out, int64_t id, int node,
+                      enum chaos_sql_outcome outcome, int64_t invoke_ms,
+                      int64_t complete_ms)
+{
+    append(out, id, node, outcome, complete_ms);
+    out->invoke_ns = invoke_ms * 1000000;
+}
+
+/* One failover at 1000 ms: n2 (1) stopped and promoted at epoch 2, n1 (0)
+ * left running until 5000 ms; n2 held 1 and 2 when it was stopped, and
+ * first acknowledged at 1500 ms. */
+static void failover_history(struct chaos_insert *in, size_t *count)
+{
+    static int64_t held[] = {1, 2};
+    memset(&history, 0, sizeof history);
+    history.takeovers[0] =
+        (struct chaos_takeover){.from = 0,
+                                .to = 1,
+                                .epoch = 2,
+                                .stop_ns = (int64_t)1000 * 1000000,
+                                .from_demoted_ns = (int64_t)5000 * 1000000,
+                                .held = held,
+                                .held_count = 2,
+                                .has_held = true};
+    history.takeover_count = 1;
+    size_t n = 0;
+    append(&in[n++], 1, 0, CHAOS_SQL_OK, 100); /* held: must survive */
+    append(&in[n++], 2, 0, CHAOS_SQL_OK, 200); /* held: must survive */
+    append(&in[n++], 3, 0, CHAOS_SQL_OK, 900); /* not held: may be fenced */
+    append_at(&in[n++], 4, 0, CHAOS_SQL_OK, 1100, 1200); /* deposed, early */
+    append_at(&in[n++], 5, 1, CHAOS_SQL_OK, 1400, 1500); /* the new writer */
+    append_at(&in[n++], 6, 0, CHAOS_SQL_OK, 2000, 2010); /* deposed, late */
+    append(&in[n++], 7, 1, CHAOS_SQL_OK, 2500);          /* the new writer */
+    append(&in[n++], 8, 2, CHAOS_SQL_FAILED, 2600);      /* a follower */
+    append(&in[n++], 9, 1, CHAOS_SQL_FAILED, 600); /* n2, still following */
+    *count = n;
+}
+
+static void test_leader_failover(void **state)
+{
+    (void)state;
+    struct chaos_insert in[10];
+    size_t count = 0;
+    failover_history(in, &count);
+    struct chaos_workload w = {.inserts = in, .insert_count = count};
+    const int64_t fenced[] = {1, 2, 5, 7}, kept[] = {1, 2, 3, 4, 5, 7};
+    const int64_t held_lost[] = {1, 5, 7}, final_lost[] = {1, 2, 5};
+    const int64_t breach[] = {1, 2, 5, 6, 7};
+
+    result_reset("/nonexistent");
+    chaos_verdict_leader(&result, &w, &history, fenced, 4);
+    assert_true(result.is_passed);
+    assert_int_equal(result.failovers, 1);
+    assert_int_equal(result.fenced_unshipped, 1); /* 3 */
+    assert_int_equal(result.fenced_late, 2);      /* 4 and 6 */
+    assert_int_equal(result.fence_breaches, 0);
+    assert_int_equal(result.follower_writes_refused, 2);
+
+    result_reset("/nonexistent"); /* what the new writer got before */
+    chaos_verdict_leader(&result, &w, &history, kept, 6);
+    assert_true(result.is_passed);
+    assert_int_equal(result.fenced_unshipped, 0);
+    assert_int_equal(result.fenced_late, 1); /* 6 only */
+
+    result_reset("/nonexistent"); /* 2 was held at the takeover */
+    chaos_verdict_leader(&result, &w, &history, held_lost, 3);
+    assert_false(result.is_passed);
+    assert_int_equal(result.lost, 1);
+
+    result_reset("/nonexistent"); /* 7: the final writer's own ack */
+    chaos_verdict_leader(&result, &w, &history, final_lost, 3);
+    assert_false(result.is_passed);
+    assert_int_equal(result.lost, 1);
+
+    result_reset("/nonexistent"); /* 6: made after the takeover */
+    chaos_verdict_leader(&result, &w, &history, breach, 5);
+    assert_false(result.is_passed);
+    assert_int_equal(result.fence_breaches, 1);
+    assert_int_equal(result.lost, 0);
+    assert_int_equal(result.phantoms, 0);
+
+    /* n2 acknowledging while still a follower breaks the gate. */
+    in[count - 1].outcome = CHAOS_SQL_OK;
+    result_reset("/nonexistent");
+    chaos_verdict_leader(&result, &w, &history, fenced, 4);
+    assert_false(result.is_passed);
+    assert_int_equal(result.follower_writes_acked, 1);
+}
+
+/* A read of a node that was later rebuilt may hold fenced rows: not
+ * judged; the same read of a node never rebuilt fails. */
+static void test_leader_failover_reads(void **state)
+{
+    (void)state;
+    struct chaos_insert in[10];
+    size_t count = 0;
+    failover_history(in, &count);
+    const int64_t final_log[] = {1, 2, 5, 7}, diverged[] = {1, 2, 3, 4};
+    struct chaos_follower_read reads[2];
+    reads[0] = log_read(diverged, 4, 3000);
+    reads[0].node = 2;
+    reads[1] = log_read(final_log, 3, 3500);
+    reads[1].node = 2;
+    struct chaos_workload w = {
+        .inserts = in, .insert_count = count, .reads = reads, .read_count = 2};
+
+    result_reset("/nonexistent");
+    chaos_verdict_leader(&result, &w, &history, final_log, 4);
+    assert_false(result.is_passed);
+    assert_int_equal(result.reads_not_prefix, 1);
+
+    history.rebuilds[0] =
+        (struct chaos_rebuild){.node = 2, .at_ns = (int64_t)3200 * 1000000};
+    history.rebuild_count = 1;
+    result_reset("/nonexistent");
+    chaos_verdict_leader(&result, &w, &history, final_log, 4);
+    assert_true(result.is_passed);
+    assert_int_equal(result.reads_unjudged, 1);
+    assert_int_equal(result.reads_not_prefix, 0);
+    assert_int_equal(result.rebuilt, 1);
+
+    /* After its rebuild it is a follower again: a later epoch's row
+     * without the earlier ones is no prefix, and is counted apart. */
+    const int64_t gap[] = {1, 5};
+    reads[1] = log_read(gap, 2, 3500);
+    reads[1].node = 2;
+    result_reset("/nonexistent");
+    chaos_verdict_leader(&result, &w, &history, final_log, 4);
+    assert_false(result.is_passed);
+    assert_int_equal(result.reads_not_prefix, 1);
+    assert_int_equal(result.reads_not_prefix_rebuilt, 1);
 }
 
 static void test_follower_log(void **state)
@@ -659,6 +845,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_schedule_failover),
         cmocka_unit_test(test_crdt_verdict),
         cmocka_unit_test(test_quorum_verdict),
         cmocka_unit_test(test_fault_kinds),
@@ -670,6 +857,8 @@ int main(void)
         cmocka_unit_test(test_preload_env),
         cmocka_unit_test(test_leader_appends),
         cmocka_unit_test(test_leader_reads),
+        cmocka_unit_test(test_leader_failover),
+        cmocka_unit_test(test_leader_failover_reads),
         cmocka_unit_test(test_follower_log),
         cmocka_unit_test(test_scenario_table),
         cmocka_unit_test(test_isolated_judge),
