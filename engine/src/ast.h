@@ -180,13 +180,27 @@ struct ast_result_column {
     size_t position;
 };
 
-/* One FROM item. Joins (a later issue) extend this with a join operator and
- * constraint; today a FROM clause has at most one item. */
+/* How a FROM item joins the items before it (sqlite3JoinType): a FROM
+ * clause is a left-deep chain, item i joined to items 0..i-1. */
+enum ast_join_kind {
+    AST_JOIN_FIRST = 0, /* the first item: no join */
+    AST_JOIN_INNER,     /* a comma, JOIN, INNER JOIN, CROSS JOIN */
+    AST_JOIN_LEFT,      /* LEFT [OUTER] JOIN */
+    AST_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN */
+    AST_JOIN_FULL,      /* FULL [OUTER] JOIN */
+};
+
+/* One FROM item and its join to the items before it. */
 struct ast_from_item {
     const char *table;         /* a table name; NULL for a subquery */
     struct ast_select *select; /* a subquery in parentheses; else NULL */
     const char *alias;         /* NULL if none */
     size_t position;
+    enum ast_join_kind join;    /* AST_JOIN_FIRST for item 0 only */
+    bool natural;               /* NATURAL ... JOIN */
+    struct ast_expr *on;        /* ON expr; NULL if absent */
+    const char **using_columns; /* USING (a, b); NULL if absent */
+    size_t using_count;
 };
 
 struct ast_order_item {
@@ -199,7 +213,28 @@ struct ast_order_item {
     } nulls;
 };
 
+/* The most SELECTs one compound may chain: SQLite's default
+ * SQLITE_MAX_COMPOUND_SELECT ("too many terms in compound SELECT"). */
+#define ENGINE_MAX_COMPOUND_TERMS 500
+
+/* The operator of a compound SELECT (parse.y's multiselect_op). */
+enum ast_compound_op {
+    AST_COMPOUND_NONE = 0, /* a simple SELECT or VALUES */
+    AST_COMPOUND_UNION,
+    AST_COMPOUND_UNION_ALL,
+    AST_COMPOUND_INTERSECT,
+    AST_COMPOUND_EXCEPT,
+};
+
 struct ast_select {
+    /* A compound SELECT: compound is not AST_COMPOUND_NONE, left (itself
+     * compound or simple: chains are left-associative, as in SQLite) and
+     * right (a simple SELECT or VALUES) are its operands; order_by, limit
+     * and offset apply to the whole, and every other field is empty
+     * (columns NULL, column_count 0, values NULL). */
+    enum ast_compound_op compound;
+    struct ast_select *left;
+    struct ast_select *right;
     bool distinct; /* SELECT DISTINCT (ALL: false) */
     struct ast_result_column *columns;
     size_t column_count;        /* >= 1 */

@@ -104,6 +104,11 @@ static bool exprs_read(struct ast_expr **items, size_t count, const char *table)
  * anywhere in select names table. */
 static bool select_reads(const struct ast_select *select, const char *table)
 {
+    if (select->compound != AST_COMPOUND_NONE &&
+        (select_reads(select->left, table) ||
+         select_reads(select->right, table))) {
+        return true;
+    }
     for (size_t i = 0; i < select->from_count; i++) {
         const struct ast_from_item *item = &select->from[i];
 

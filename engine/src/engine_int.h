@@ -178,6 +178,7 @@ struct engine_exec {
      * every expression above them meets the rows one at a time, in SQLite's
      * order (see run_before_error in dml_exec.c). */
     bool row_at_a_time;
+    int64_t now_jd_ms; /* 'now' of this step, 0 until read (func.h) */
 };
 
 struct engine_stmt {
@@ -371,6 +372,34 @@ engine__op_aggregate(struct engine_stmt *stmt, struct engine_op *child,
                      size_t aggregate_count, struct engine_expr **bare,
                      size_t bare_count, bool sort_groups,
                      const bool *key_descending);
+
+/* Compound SELECT (op_compound.c). concat: the rows of left, then those
+ * of right (UNION ALL). set: UNION, INTERSECT or EXCEPT of left and right
+ * as SQLite's ephemeral index computes them: rows equal under collations
+ * (one per column, borrowed from the plan arena) are one, the last one
+ * read kept, output ascending on every column. merge: left and right,
+ * both sorted on keys, merged as SQLite's multiSelectOrderBy() does, a
+ * row equal (under collations) to the previous output row dropped unless
+ * kind is UNION ALL. */
+struct engine_op *engine__op_concat(struct engine_stmt *stmt,
+                                    struct engine_op *left,
+                                    struct engine_op *right);
+struct engine_op *engine__op_set(struct engine_stmt *stmt,
+                                 enum ast_compound_op kind,
+                                 struct engine_op *left,
+                                 struct engine_op *right,
+                                 const enum engine_collation *collations);
+struct engine_op *
+engine__op_merge(struct engine_stmt *stmt, enum ast_compound_op kind,
+                 struct engine_op *left, struct engine_op *right,
+                 const struct engine_sort_key *keys, size_t key_count,
+                 const enum engine_collation *collations);
+/* The rows of child, each INTEGER of a column whose is_real entry is set
+ * (borrowed from the plan arena) made REAL: a compound read as a FROM
+ * subquery. */
+struct engine_op *engine__op_real_affinity(struct engine_stmt *stmt,
+                                           struct engine_op *child,
+                                           const bool *is_real);
 
 /* Materialized rows: count rows of column_count values (row-major), the
  * values' bytes in the plan arena. */

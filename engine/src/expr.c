@@ -319,6 +319,7 @@ static int eval_function(struct engine_expr *expr, struct engine_eval *eval,
 
         for (size_t a = 0; a < expr->arg_count; a++) {
             argv[a] = engine__vector_get(vals[a], row);
+            argv[a].json_subtype &= expr->args[a]->carries_subtype;
         }
         rc = expr->u.function->fn(&ctx, (int)expr->arg_count, argv, &v);
         if (rc != 0) {
@@ -344,6 +345,7 @@ void engine__func_context_init(struct engine_func_context *ctx,
     ctx->total_changes = db->total_changes;
     ctx->last_insert_rowid = db->last_insert_rowid;
     ctx->random_state = &db->random_state;
+    ctx->now_jd_ms = &eval->exec->now_jd_ms;
     ctx->errmsg = errmsg;
     ctx->errmsg_size = errmsg_size;
     errmsg[0] = '\0';
@@ -976,6 +978,7 @@ static int case_assign(struct engine_expr *arm, struct engine_eval *eval,
     for (uint32_t i = 0; rc == 0 && i < count; i++) {
         struct engine_value v = engine__vector_get(vals, rows[i]);
 
+        v.json_subtype &= arm->carries_subtype;
         out->nulls[rows[i]] = v.type == ENGINE_NULL;
         out->data.values[rows[i]] = v;
     }

@@ -104,6 +104,11 @@ struct engine_expr {
                                         one at a time, as SQLite's loop
                                         does, so rows past the last one
                                         needed are never evaluated */
+    bool carries_subtype;            /* a function call or an aggregate's
+                                        result: its values keep
+                                        json_subtype when passed to a
+                                        function, as SQLite passes a
+                                        result's subtype (value.h) */
     struct engine_expr **args;
     size_t arg_count;
     union {

@@ -129,6 +129,9 @@ static ptrdiff_t find_column(const struct engine_scope *scope,
     if (scope == NULL) {
         return -1;
     }
+    if (scope->joined) {
+        return engine__join_find_column(scope, table, name);
+    }
     for (size_t i = 0; i < scope->column_count; i++) {
         const struct engine_scope_column *c = &scope->columns[i];
 
@@ -221,6 +224,13 @@ static int compile_column(struct engine_compile *ctx,
 
     if (index >= 0) {
         return column_ref(ctx, (size_t)index, out);
+    }
+    if (index == ENGINE__SCOPE_AMBIGUOUS) {
+        if (table != NULL) {
+            snprintf(full, sizeof(full), "%s.%s", table, name);
+        }
+        return sql_error(ctx, "ambiguous column name: %s",
+                         table != NULL ? full : name);
     }
     if (ctx->scope != NULL && ctx->scope->null_rowid &&
         engine__table_is_rowid_name(name) &&
@@ -559,6 +569,7 @@ static int compile_case(struct engine_compile *ctx, const struct ast_expr *ast,
     }
     e->has_case_operand = has_operand;
     e->has_else = has_else;
+    e->carries_subtype = true; /* a THEN's JSON result stays JSON */
     if (has_operand) {
         rc = compile(ctx, ast->u.case_.operand, &e->args[0]);
     }
@@ -739,6 +750,11 @@ static int plan_subquery(struct engine_compile *ctx,
 static bool select_has_affinity(const struct ast_select *select)
 {
     const struct ast_expr *e;
+
+    /* A compound's Select is its last term (pEList of the rightmost). */
+    while (select->compound != AST_COMPOUND_NONE) {
+        select = select->right;
+    }
 
     if (select->column_count == 0 ||
         select->columns[0].kind != AST_RESULT_EXPR) {
@@ -1037,6 +1053,9 @@ static int compile_function(struct engine_compile *ctx,
 
     if (!is_aggregate_call(ast)) {
         rc = compile_scalar_call(ctx, ast, out);
+        if (rc == 0) {
+            (*out)->carries_subtype = true;
+        }
         return rc == 0 ? make_lazy(ctx->stmt, *out) : rc;
     }
     if (ctx->agg == NULL || !ctx->allow_aggregates) {
@@ -1044,10 +1063,13 @@ static int compile_function(struct engine_compile *ctx,
                          ast->u.function.name);
     }
     rc = add_aggregate(ctx, ast, &column);
-    if (rc != 0) {
-        return rc;
+    if (rc == 0) {
+        rc = output_ref(ctx, column, NULL, out);
     }
-    return output_ref(ctx, column, NULL, out);
+    if (rc == 0) {
+        (*out)->carries_subtype = true;
+    }
+    return rc;
 }
 
 /* A column read below the aggregation, valued at each group's last row. */

@@ -27,6 +27,22 @@ static const struct engine_scalar_def scalar_defs[] = {
     {"ifnull", 2, 2, true, engine__func_coalesce},
     {"iif", 3, 3, true, engine__func_iif},
     {"instr", 2, 2, true, engine__func_instr},
+    /* JSON (func_json_sql.c); "->" and "->>" are the operators. */
+    {"json", 1, 1, true, engine__func_json_remove},
+    {"json_array", 0, -1, true, engine__func_json_array},
+    {"json_array_length", 1, 2, true, engine__func_json_array_length},
+    {"json_extract", 0, -1, true, engine__func_json_extract},
+    {"->", 2, 2, true, engine__func_json_ptr},
+    {"->>", 2, 2, true, engine__func_json_ptr2},
+    {"json_insert", 0, -1, true, engine__func_json_insert},
+    {"json_object", 0, -1, true, engine__func_json_object},
+    {"json_patch", 2, 2, true, engine__func_json_patch},
+    {"json_quote", 1, 1, true, engine__func_json_quote},
+    {"json_remove", 0, -1, true, engine__func_json_remove},
+    {"json_replace", 0, -1, true, engine__func_json_replace},
+    {"json_set", 0, -1, true, engine__func_json_set},
+    {"json_type", 1, 2, true, engine__func_json_type},
+    {"json_valid", 1, 1, true, engine__func_json_valid},
     {"last_insert_rowid", 0, 0, false, engine__func_last_insert_rowid},
     {"length", 1, 1, true, engine__func_length},
     {"like", 2, 3, true, engine__func_like},
@@ -52,6 +68,47 @@ static const struct engine_scalar_def scalar_defs[] = {
     {"unicode", 1, 1, true, engine__func_unicode},
     {"upper", 1, 1, true, engine__func_upper},
     {"zeroblob", 1, 1, true, engine__func_zeroblob},
+    /* Date and time (func_date_format.c): deterministic, as SQLite's
+     * SQLITE_FUNC_SLOCHNG functions, though 'now' reads the clock. */
+    {"current_date", 0, 0, true, engine__func_current_date},
+    {"current_time", 0, 0, true, engine__func_current_time},
+    {"current_timestamp", 0, 0, true, engine__func_current_timestamp},
+    {"date", 0, -1, true, engine__func_date},
+    {"datetime", 0, -1, true, engine__func_datetime},
+    {"julianday", 0, -1, true, engine__func_julianday},
+    {"strftime", 0, -1, true, engine__func_strftime},
+    {"time", 0, -1, true, engine__func_time},
+    {"unixepoch", 0, -1, true, engine__func_unixepoch},
+    /* Math (func_math.c), SQLITE_ENABLE_MATH_FUNCTIONS. */
+    {"acos", 1, 1, true, engine__func_acos},
+    {"acosh", 1, 1, true, engine__func_acosh},
+    {"asin", 1, 1, true, engine__func_asin},
+    {"asinh", 1, 1, true, engine__func_asinh},
+    {"atan", 1, 1, true, engine__func_atan},
+    {"atan2", 2, 2, true, engine__func_atan2},
+    {"atanh", 1, 1, true, engine__func_atanh},
+    {"ceil", 1, 1, true, engine__func_ceil},
+    {"ceiling", 1, 1, true, engine__func_ceil},
+    {"cos", 1, 1, true, engine__func_cos},
+    {"cosh", 1, 1, true, engine__func_cosh},
+    {"degrees", 1, 1, true, engine__func_degrees},
+    {"exp", 1, 1, true, engine__func_exp},
+    {"floor", 1, 1, true, engine__func_floor},
+    {"ln", 1, 1, true, engine__func_ln},
+    {"log", 1, 2, true, engine__func_log},
+    {"log10", 1, 1, true, engine__func_log},
+    {"log2", 1, 1, true, engine__func_log2},
+    {"mod", 2, 2, true, engine__func_mod},
+    {"pi", 0, 0, true, engine__func_pi},
+    {"pow", 2, 2, true, engine__func_pow},
+    {"power", 2, 2, true, engine__func_pow},
+    {"radians", 1, 1, true, engine__func_radians},
+    {"sin", 1, 1, true, engine__func_sin},
+    {"sinh", 1, 1, true, engine__func_sinh},
+    {"sqrt", 1, 1, true, engine__func_sqrt},
+    {"tan", 1, 1, true, engine__func_tan},
+    {"tanh", 1, 1, true, engine__func_tanh},
+    {"trunc", 1, 1, true, engine__func_trunc},
 };
 
 /* True if name (size bytes) equals the lower-case key, ASCII case folded. */
@@ -94,6 +151,11 @@ const struct engine_aggregate_def *engine__aggregate_lookup(const char *name,
     for (i = 0; i < engine__func_aggregate_count; i++) {
         if (name_is(engine__func_aggregates[i].name, name, size)) {
             return &engine__func_aggregates[i];
+        }
+    }
+    for (i = 0; i < engine__func_json_aggregate_count; i++) {
+        if (name_is(engine__func_json_aggregates[i].name, name, size)) {
+            return &engine__func_json_aggregates[i];
         }
     }
     return NULL;

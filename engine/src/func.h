@@ -32,7 +32,12 @@ struct engine_func_context {
     int64_t total_changes;           /* for total_changes() */
     int64_t last_insert_rowid;       /* for last_insert_rowid() */
     uint64_t *random_state;          /* for random(), randomblob(); advanced */
-    char *errmsg;                    /* room for errmsg_size bytes */
+    /* 'now' of the running step as a julian day times 86400000 (date.c's
+     * iJD), read from the clock by its first use and kept until the next
+     * engine_step() sets it back to 0 (SQLite: sqlite3StmtCurrentTime);
+     * NULL: every use reads the clock. */
+    int64_t *now_jd_ms;
+    char *errmsg; /* room for errmsg_size bytes */
     size_t errmsg_size;
     /* Set by min() and max() steps that kept their old value (SQLite's
      * sqlite3SkipAccumulatorLoad()): the row then does not become the one

@@ -105,9 +105,70 @@ ENGINE__FUNC_SCALAR(unicode);
 ENGINE__FUNC_SCALAR(upper);
 ENGINE__FUNC_SCALAR(zeroblob);
 
+/* ---- date and time (func_date_format.c) ---- */
+
+ENGINE__FUNC_SCALAR(current_date);
+ENGINE__FUNC_SCALAR(current_time);
+ENGINE__FUNC_SCALAR(current_timestamp);
+ENGINE__FUNC_SCALAR(date);
+ENGINE__FUNC_SCALAR(datetime);
+ENGINE__FUNC_SCALAR(julianday);
+ENGINE__FUNC_SCALAR(strftime);
+ENGINE__FUNC_SCALAR(time);
+ENGINE__FUNC_SCALAR(unixepoch);
+
+/* ---- math (func_math.c) ---- */
+
+ENGINE__FUNC_SCALAR(acos);
+ENGINE__FUNC_SCALAR(acosh);
+ENGINE__FUNC_SCALAR(asin);
+ENGINE__FUNC_SCALAR(asinh);
+ENGINE__FUNC_SCALAR(atan);
+ENGINE__FUNC_SCALAR(atan2);
+ENGINE__FUNC_SCALAR(atanh);
+ENGINE__FUNC_SCALAR(ceil);
+ENGINE__FUNC_SCALAR(cos);
+ENGINE__FUNC_SCALAR(cosh);
+ENGINE__FUNC_SCALAR(degrees);
+ENGINE__FUNC_SCALAR(exp);
+ENGINE__FUNC_SCALAR(floor);
+ENGINE__FUNC_SCALAR(ln);
+ENGINE__FUNC_SCALAR(log); /* also log10 */
+ENGINE__FUNC_SCALAR(log2);
+ENGINE__FUNC_SCALAR(mod);
+ENGINE__FUNC_SCALAR(pi);
+ENGINE__FUNC_SCALAR(pow);
+ENGINE__FUNC_SCALAR(radians);
+ENGINE__FUNC_SCALAR(sin);
+ENGINE__FUNC_SCALAR(sinh);
+ENGINE__FUNC_SCALAR(sqrt);
+ENGINE__FUNC_SCALAR(tan);
+ENGINE__FUNC_SCALAR(tanh);
+ENGINE__FUNC_SCALAR(trunc);
+
 /* ---- aggregates (func_aggregate.c) ---- */
 
 extern const struct engine_aggregate_def engine__func_aggregates[];
 extern const size_t engine__func_aggregate_count;
+
+/* ---- JSON (func_json_sql.c, func_json_agg.c) ---- */
+
+ENGINE__FUNC_SCALAR(json_array);
+ENGINE__FUNC_SCALAR(json_array_length);
+ENGINE__FUNC_SCALAR(json_extract);
+ENGINE__FUNC_SCALAR(json_insert);
+ENGINE__FUNC_SCALAR(json_object);
+ENGINE__FUNC_SCALAR(json_patch);
+ENGINE__FUNC_SCALAR(json_ptr);  /* the -> operator */
+ENGINE__FUNC_SCALAR(json_ptr2); /* the ->> operator */
+ENGINE__FUNC_SCALAR(json_quote);
+ENGINE__FUNC_SCALAR(json_remove); /* also json(X) */
+ENGINE__FUNC_SCALAR(json_replace);
+ENGINE__FUNC_SCALAR(json_set);
+ENGINE__FUNC_SCALAR(json_type);
+ENGINE__FUNC_SCALAR(json_valid);
+
+extern const struct engine_aggregate_def engine__func_json_aggregates[];
+extern const size_t engine__func_json_aggregate_count;
 
 #endif /* SINEW_ENGINE_FUNC_INT_H */

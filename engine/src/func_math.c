@@ -11,10 +11,26 @@
  * is 0 (or negative), and otherwise reads back printf("%.*f"); min() keeps
  * the last of equal values and max() the first (minmaxFunc's compare ^
  * mask), each by the arguments' collation.
+ *
+ * The math functions are those of SQLITE_ENABLE_MATH_FUNCTIONS (Debian's
+ * libsqlite3 3.40.1 has them; lang_mathfunc.html, func.c's math1Func,
+ * math2Func, logFunc, ceilingFunc): an argument that is not a number, nor
+ * text that is wholly one, makes the result NULL, and so does a NaN
+ * result (sqlite3_result_double() stores NaN as NULL). ceil, floor and
+ * trunc return an integer argument as it is. log(B, X) is 3.40's: it
+ * checks the type of B twice and reads X with sqlite3_value_double(), so
+ * log(2, 'abc') is NULL only because 'abc' reads as 0.
  */
 #include "func.h"
 
+#include <math.h>
+
 #include "func_int.h"
+
+/* SQLite's M_PI (func.c), which <math.h> under strict C11 lacks. */
+#define MATH_PI 3.141592653589793238462643383279502884
+#define MATH_LN10 2.302585092994045684017991454684364208
+#define MATH_LN2 0.693147180559945309417232121458176568
 
 ENGINE__FUNC_SCALAR(abs)
 {
@@ -209,4 +225,216 @@ ENGINE__FUNC_SCALAR(last_insert_rowid)
     (void)argv;
     *out = engine__value_int(ctx->last_insert_rowid);
     return 0;
+}
+
+/* A REAL result, NULL for NaN. */
+static struct engine_value real_or_null(double r)
+{
+    return isnan(r) ? engine__value_null() : engine__value_real(r);
+}
+
+/* The argument as a number (sqlite3_value_numeric_type()); false if it is
+ * none. */
+static bool number_get(const struct engine_value *v, double *out)
+{
+    struct engine_value number;
+    int type = engine__func_numeric(v, &number);
+
+    if (type != ENGINE_INTEGER && type != ENGINE_FLOAT) {
+        return false;
+    }
+    *out = engine__value_to_real(&number);
+    return true;
+}
+
+/* math1Func(): fn of one numeric argument. */
+static int unary_apply(const struct engine_value *argv, double (*fn)(double),
+                       struct engine_value *out)
+{
+    double x;
+
+    *out = engine__value_null();
+    if (number_get(&argv[0], &x)) {
+        *out = real_or_null(fn(x));
+    }
+    return 0;
+}
+
+/* math2Func(): fn of two numeric arguments. */
+static int binary_apply(const struct engine_value *argv,
+                        double (*fn)(double, double), struct engine_value *out)
+{
+    double x, y;
+
+    *out = engine__value_null();
+    if (number_get(&argv[0], &x) && number_get(&argv[1], &y)) {
+        *out = real_or_null(fn(x, y));
+    }
+    return 0;
+}
+
+/* ceilingFunc(): an integer stays as it is; a real goes through fn. */
+static int rounding_apply(const struct engine_value *argv, double (*fn)(double),
+                          struct engine_value *out)
+{
+    struct engine_value number;
+    int type = engine__func_numeric(&argv[0], &number);
+
+    *out = engine__value_null();
+    if (type == ENGINE_INTEGER) {
+        *out = number;
+    } else if (type == ENGINE_FLOAT) {
+        *out = real_or_null(fn(number.u.r));
+    }
+    return 0;
+}
+
+static double degrees_from_radians(double x)
+{
+    return x * (180.0 / MATH_PI);
+}
+
+static double radians_from_degrees(double x)
+{
+    return x * (MATH_PI / 180.0);
+}
+
+#define MATH_UNARY(name, fn)                                                   \
+    ENGINE__FUNC_SCALAR(name)                                                  \
+    {                                                                          \
+        (void)ctx;                                                             \
+        ASSERT(argc == 1);                                                     \
+        return unary_apply(argv, fn, out);                                     \
+    }
+
+MATH_UNARY(acos, acos)
+MATH_UNARY(acosh, acosh)
+MATH_UNARY(asin, asin)
+MATH_UNARY(asinh, asinh)
+MATH_UNARY(atan, atan)
+MATH_UNARY(atanh, atanh)
+MATH_UNARY(cos, cos)
+MATH_UNARY(cosh, cosh)
+MATH_UNARY(degrees, degrees_from_radians)
+MATH_UNARY(exp, exp)
+MATH_UNARY(radians, radians_from_degrees)
+MATH_UNARY(sin, sin)
+MATH_UNARY(sinh, sinh)
+MATH_UNARY(sqrt, sqrt)
+MATH_UNARY(tan, tan)
+MATH_UNARY(tanh, tanh)
+
+ENGINE__FUNC_SCALAR(atan2)
+{
+    (void)ctx;
+    ASSERT(argc == 2);
+    return binary_apply(argv, atan2, out);
+}
+
+ENGINE__FUNC_SCALAR(mod)
+{
+    (void)ctx;
+    ASSERT(argc == 2);
+    return binary_apply(argv, fmod, out);
+}
+
+ENGINE__FUNC_SCALAR(pow)
+{
+    (void)ctx;
+    ASSERT(argc == 2);
+    return binary_apply(argv, pow, out);
+}
+
+ENGINE__FUNC_SCALAR(ceil)
+{
+    (void)ctx;
+    ASSERT(argc == 1);
+    return rounding_apply(argv, ceil, out);
+}
+
+ENGINE__FUNC_SCALAR(floor)
+{
+    (void)ctx;
+    ASSERT(argc == 1);
+    return rounding_apply(argv, floor, out);
+}
+
+ENGINE__FUNC_SCALAR(trunc)
+{
+    (void)ctx;
+    ASSERT(argc == 1);
+    return rounding_apply(argv, trunc, out);
+}
+
+ENGINE__FUNC_SCALAR(pi)
+{
+    (void)ctx;
+    (void)argv;
+    ASSERT(argc == 0);
+    *out = engine__value_real(MATH_PI);
+    return 0;
+}
+
+/* log(B, X) as 3.40's logFunc(): see the top of the file. */
+static int log_base_apply(const struct engine_value *argv,
+                          struct engine_value *out)
+{
+    double base, x;
+
+    *out = engine__value_null();
+    if (!number_get(&argv[0], &base) || base <= 0.0) {
+        return 0;
+    }
+    base = log(base);
+    if (base <= 0.0) {
+        return 0;
+    }
+    x = engine__value_to_real(&argv[1]);
+    if (x <= 0.0) {
+        return 0;
+    }
+    *out = real_or_null(log(x) / base);
+    return 0;
+}
+
+/* ln, log10 and log2: NULL for X <= 0 rather than -inf or NaN. logFunc
+ * takes the natural logarithm and divides it by ln(10) or ln(2) (not
+ * log10() or log2(), which round differently). */
+static int log_apply(const struct engine_value *argv, double divisor,
+                     struct engine_value *out)
+{
+    double x;
+
+    *out = engine__value_null();
+    if (number_get(&argv[0], &x) && x > 0.0) {
+        double ans = log(x);
+        if (divisor != 1.0) {
+            ans /= divisor;
+        }
+        *out = real_or_null(ans);
+    }
+    return 0;
+}
+
+ENGINE__FUNC_SCALAR(ln)
+{
+    (void)ctx;
+    ASSERT(argc == 1);
+    return log_apply(argv, 1.0, out);
+}
+
+/* log(X) is the base-10 logarithm; log(B, X) the base-B one. */
+ENGINE__FUNC_SCALAR(log)
+{
+    (void)ctx;
+    ASSERT(argc == 1 || argc == 2);
+    return argc == 2 ? log_base_apply(argv, out)
+                     : log_apply(argv, MATH_LN10, out);
+}
+
+ENGINE__FUNC_SCALAR(log2)
+{
+    (void)ctx;
+    ASSERT(argc == 1);
+    return log_apply(argv, MATH_LN2, out);
 }

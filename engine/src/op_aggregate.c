@@ -345,6 +345,7 @@ static int step_spec(struct engine_op *op, struct engine_eval *eval,
     }
     for (size_t a = 0; a < spec->arg_count; a++) {
         argv[a] = engine__vector_get(v->args[i][a], row);
+        argv[a].json_subtype &= spec->args[a]->carries_subtype;
     }
     if (spec->distinct && distinct_seen(s, g, i, &argv[0], &seen) != 0) {
         return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");

@@ -926,8 +926,41 @@ static int like_parse(struct parser *p, struct ast_expr *e, int *height)
     return rc;
 }
 
-/* x [NOT] IN ( [list] ) or ( select ); IN table is not supported. The
- * caller set the operand and negation of both forms. */
+/* x [NOT] IN table: parse.y makes it x IN (SELECT * FROM table), so a
+ * table of other than one column fails as that subquery would ("sub-select
+ * returns 2 columns - expected 1"). */
+static int in_table_parse(struct parser *p, struct ast_expr *e)
+{
+    struct ast_select *select = engine__parse_alloc(p, sizeof(*select));
+    struct ast_result_column *star = engine__parse_alloc(p, sizeof(*star));
+    struct ast_from_item *item = engine__parse_alloc(p, sizeof(*item));
+    int rc;
+
+    if (select == NULL || star == NULL || item == NULL) {
+        return COMMON_ENOMEM;
+    }
+    select->position = p->tok.offset;
+    item->position = p->tok.offset;
+    star->kind = AST_RESULT_STAR;
+    star->position = p->tok.offset;
+    rc = engine__parse_nm(p, &item->table);
+    if (rc == 0 && engine__parse_is(p, TOKEN_DOT)) {
+        return engine__parse_unsupported(p, "a schema qualifier");
+    }
+    if (rc == 0 && engine__parse_is(p, TOKEN_LP)) {
+        return engine__parse_unsupported(p, "a table-valued function");
+    }
+    select->columns = star;
+    select->column_count = 1;
+    select->from = item;
+    select->from_count = 1;
+    e->kind = AST_IN_SELECT;
+    e->u.in_select.select = select;
+    return rc;
+}
+
+/* x [NOT] IN ( [list] ), ( select ) or table. The caller set the operand
+ * and negation of every form. */
 static int in_parse(struct parser *p, struct ast_expr *e, int *height)
 {
     int rc;
@@ -935,7 +968,7 @@ static int in_parse(struct parser *p, struct ast_expr *e, int *height)
     engine__parse_advance(p);
     if (!engine__parse_is(p, TOKEN_LP)) {
         if (engine__parse_is_nm(p)) {
-            return engine__parse_unsupported(p, "IN table-name");
+            return in_table_parse(p, e);
         }
         return engine__parse_syntax_error(p);
     }
@@ -1086,6 +1119,29 @@ static void and_fold(const struct parser *p, struct ast_expr *e)
     }
 }
 
+/* left -> right and left ->> right: SQLite's parse.y makes them calls of
+ * the functions named "->" and "->>" (expr ::= expr PTR expr), at the
+ * level of ||. */
+static int ptr_parse(struct parser *p, struct ast_expr *e,
+                     struct ast_expr *left, int *height)
+{
+    struct ast_expr **args = engine__arena_alloc(p->arena, 2 * sizeof(*args));
+    int rc;
+
+    if (args == NULL) {
+        return COMMON_ENOMEM;
+    }
+    e->kind = AST_FUNCTION;
+    e->u.function.name = p->tok.size == 2 ? "->" : "->>";
+    e->u.function.args.items = args;
+    e->u.function.args.count = 2;
+    args[0] = left;
+    engine__parse_advance(p);
+    rc = expr_at(p, LEVEL_CONCAT + 1, false, &args[1]);
+    *height = max_int(*height, p->height);
+    return rc;
+}
+
 /* One infix or postfix operator applied to *left (replaced by the new
  * node), the current token being the operator at level. */
 static int infix_parse(struct parser *p, enum level level,
@@ -1101,11 +1157,8 @@ static int infix_parse(struct parser *p, enum level level,
         return COMMON_ENOMEM;
     }
     if (kind == TOKEN_PTR) {
-        return engine__parse_error(p, p->tok.offset,
-                                   "the %.*s operator is not supported yet",
-                                   (int)p->tok.size, p->sql + p->tok.offset);
-    }
-    if (kind == TOKEN_COLLATE) {
+        rc = ptr_parse(p, e, *left, &height);
+    } else if (kind == TOKEN_COLLATE) {
         rc = collate_parse(p, e, *left);
     } else if (level == LEVEL_EQ && kind != TOKEN_EQ && kind != TOKEN_NE) {
         rc = equality_parse(p, e, *left, &height);

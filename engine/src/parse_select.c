@@ -11,11 +11,20 @@
  *   sortlist ::= expr sortorder nulls, ...
  *   limit_opt ::= LIMIT expr [OFFSET expr | COMMA expr]
  *
- * Only one FROM item is supported (joins, WITH, compound selects and
- * window definitions are rejected with "... is not supported yet"). As in
- * SQLite, "all VALUES must have the same number of terms" and "a JOIN
- * clause is required before ON" are reported after the syntax is checked.
+ *   seltablist ::= stl_prefix nm dbnm as on_using | ...
+ *   joinop ::= COMMA | JOIN | JOIN_KW JOIN | JOIN_KW nm JOIN
+ *            | JOIN_KW nm nm JOIN
+ *   on_using ::= ON expr | USING LP idlist RP | .
+ *
+ * WITH, compound selects, window definitions and parenthesized join
+ * clauses are rejected with "... is not supported yet". As in SQLite, "all
+ * VALUES must have the same number of terms", "a JOIN clause is required
+ * before ON" and "unknown join type: ..." are reported after the syntax is
+ * checked.
  */
+#include <string.h>
+#include <strings.h>
+
 #include "parse_int.h"
 
 #include "common.h"
@@ -89,32 +98,61 @@ int engine__parse_result_columns(struct parser *p,
 
 /* ---- FROM ---- */
 
-/* What may follow a FROM item: ON, USING, INDEXED BY, NOT INDEXED. */
-static int from_item_suffix_parse(struct parser *p)
+/* idlist ::= nm, nm, ... (a USING list). */
+static int using_parse(struct parser *p, struct ast_from_item *item)
 {
-    struct ast_expr *on;
-    int rc;
+    struct parse_list list = {0};
+    int rc = engine__parse_expect(p, TOKEN_LP);
+
+    while (rc == 0) {
+        const char *name;
+
+        rc = engine__parse_nm(p, &name);
+        if (rc == 0) {
+            rc = engine__parse_list_push(p, &list, &name, sizeof(name));
+        }
+        if (rc != 0 || !engine__parse_accept(p, TOKEN_COMMA)) {
+            break;
+        }
+    }
+    if (rc == 0) {
+        rc = engine__parse_expect(p, TOKEN_RP);
+    }
+    if (rc == 0) {
+        item->using_columns = list.items;
+        item->using_count = list.count;
+    }
+    return rc;
+}
+
+/* What may follow a FROM item: ON expr or USING (idlist) (on_using in
+ * parse.y), INDEXED BY, NOT INDEXED. The first item may have neither ON
+ * nor USING: SQLite says so once the syntax is checked. */
+static int from_item_suffix_parse(struct parser *p, struct ast_from_item *item)
+{
+    size_t offset = p->tok.offset;
+    bool first = item->join == AST_JOIN_FIRST;
+    int rc = 0;
 
     if (engine__parse_is(p, TOKEN_INDEXED) ||
         (engine__parse_is(p, TOKEN_NOT) &&
          engine__parse_peek(p, 1) == TOKEN_INDEXED)) {
         return engine__parse_unsupported(p, "INDEXED BY");
     }
-    if (engine__parse_is(p, TOKEN_USING)) {
-        return engine__parse_unsupported(p, "USING");
-    }
-    if (engine__parse_is(p, TOKEN_ON)) {
-        size_t offset = p->tok.offset;
-
-        engine__parse_advance(p);
-        rc = engine__parse_expr(p, &on);
-        if (rc != 0) {
-            return rc;
+    if (engine__parse_accept(p, TOKEN_ON)) {
+        rc = engine__parse_expr(p, &item->on);
+        if (rc == 0 && first) {
+            engine__parse_defer_error(p, offset,
+                                      "a JOIN clause is required before ON");
         }
-        engine__parse_defer_error(p, offset,
-                                  "a JOIN clause is required before ON");
+    } else if (engine__parse_accept(p, TOKEN_USING)) {
+        rc = using_parse(p, item);
+        if (rc == 0 && first) {
+            engine__parse_defer_error(p, offset,
+                                      "a JOIN clause is required before USING");
+        }
     }
-    return 0;
+    return rc;
 }
 
 static int from_item_parse(struct parser *p, struct ast_from_item *item)
@@ -147,29 +185,127 @@ static int from_item_parse(struct parser *p, struct ast_from_item *item)
         rc = alias_parse(p, &item->alias);
     }
     if (rc == 0) {
-        rc = from_item_suffix_parse(p);
+        rc = from_item_suffix_parse(p, item);
     }
     return rc;
 }
 
+/* The bits of sqlite3JoinType() (select.c): each keyword adds its own. */
+#define JOIN_NATURAL 0x01
+#define JOIN_LEFT 0x02
+#define JOIN_RIGHT 0x04
+#define JOIN_OUTER 0x08
+#define JOIN_INNER 0x10
+#define JOIN_ERROR 0x20
+
+static unsigned join_word_bits(const char *word, size_t size)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } words[] = {
+        {"natural", JOIN_NATURAL},
+        {"left", JOIN_LEFT | JOIN_OUTER},
+        {"outer", JOIN_OUTER},
+        {"right", JOIN_RIGHT | JOIN_OUTER},
+        {"full", JOIN_LEFT | JOIN_RIGHT | JOIN_OUTER},
+        {"inner", JOIN_INNER},
+        {"cross", JOIN_INNER},
+    };
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strlen(words[i].name) == size &&
+            strncasecmp(words[i].name, word, size) == 0) {
+            return words[i].bits;
+        }
+    }
+    return JOIN_ERROR;
+}
+
+/* The join an item's bits name, or the "unknown join type" error (which
+ * SQLite reports once the syntax is checked, naming the words as
+ * written). */
+static void join_kind_set(struct parser *p, struct ast_from_item *item,
+                          unsigned bits, size_t start, size_t end)
+{
+    static const enum ast_join_kind kinds[] = {
+        [0] = AST_JOIN_INNER,
+        [JOIN_LEFT] = AST_JOIN_LEFT,
+        [JOIN_RIGHT] = AST_JOIN_RIGHT,
+        [JOIN_LEFT | JOIN_RIGHT] = AST_JOIN_FULL,
+    };
+
+    item->natural = (bits & JOIN_NATURAL) != 0;
+    item->join = kinds[bits & (JOIN_LEFT | JOIN_RIGHT)];
+    if ((bits & (JOIN_INNER | JOIN_OUTER)) == (JOIN_INNER | JOIN_OUTER) ||
+        (bits & JOIN_ERROR) != 0 ||
+        (bits & (JOIN_OUTER | JOIN_LEFT | JOIN_RIGHT)) == JOIN_OUTER) {
+        engine__parse_defer_error(p, start, "unknown join type: %.*s",
+                                  (int)(end - start), p->sql + start);
+        item->join = AST_JOIN_INNER;
+    }
+}
+
+/* joinop ::= COMMA | JOIN | JOIN_KW [nm [nm]] JOIN */
+static int join_op_parse(struct parser *p, struct ast_from_item *item)
+{
+    size_t start = p->tok.offset;
+    size_t end = start;
+    unsigned bits = 0;
+
+    if (engine__parse_accept(p, TOKEN_COMMA) ||
+        engine__parse_accept(p, TOKEN_JOIN)) {
+        item->join = AST_JOIN_INNER;
+        return 0;
+    }
+    for (int words = 0; words < 3 && !engine__parse_is(p, TOKEN_JOIN);
+         words++) {
+        if (words == 0 ? !engine__parse_is_join_keyword(p->tok.kind)
+                       : !engine__parse_is_nm(p)) {
+            return engine__parse_syntax_error(p);
+        }
+        bits |= join_word_bits(p->sql + p->tok.offset, p->tok.size);
+        end = p->tok.offset + p->tok.size;
+        engine__parse_advance(p);
+    }
+    join_kind_set(p, item, bits, start, end);
+    return engine__parse_expect(p, TOKEN_JOIN);
+}
+
+static bool at_join_op(const struct parser *p)
+{
+    return engine__parse_is(p, TOKEN_COMMA) ||
+           engine__parse_is(p, TOKEN_JOIN) ||
+           engine__parse_is_join_keyword(p->tok.kind);
+}
+
+/* seltablist: FROM items joined left to right. */
 static int from_parse(struct parser *p, struct ast_select *s)
 {
-    struct ast_from_item *item = engine__parse_alloc(p, sizeof(*item));
-    int rc;
+    struct parse_list list = {0};
 
-    if (item == NULL) {
-        return COMMON_ENOMEM;
+    for (;;) {
+        struct ast_from_item item = {0};
+        int rc = 0;
+
+        if (list.count > 0) {
+            rc = join_op_parse(p, &item);
+        }
+        if (rc == 0) {
+            rc = from_item_parse(p, &item);
+        }
+        if (rc == 0) {
+            rc = engine__parse_list_push(p, &list, &item, sizeof(item));
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        if (!at_join_op(p)) {
+            break;
+        }
     }
-    rc = from_item_parse(p, item);
-    if (rc != 0) {
-        return rc;
-    }
-    if (engine__parse_is(p, TOKEN_COMMA) || engine__parse_is(p, TOKEN_JOIN) ||
-        engine__parse_is_join_keyword(p->tok.kind)) {
-        return engine__parse_unsupported(p, "JOIN");
-    }
-    s->from = item;
-    s->from_count = 1;
+    s->from = list.items;
+    s->from_count = list.count;
     return 0;
 }
 
@@ -348,6 +484,124 @@ static int select_core_parse(struct parser *p, struct ast_select *s)
     return rc;
 }
 
+/* oneselect: a SELECT with its own ORDER BY and LIMIT, or VALUES. */
+static int oneselect_parse(struct parser *p, struct ast_select *s)
+{
+    int rc;
+
+    s->position = p->tok.offset;
+    if (engine__parse_is(p, TOKEN_VALUES)) {
+        return values_parse(p, s); /* no ORDER BY or LIMIT of its own */
+    }
+    if (!engine__parse_is(p, TOKEN_SELECT)) {
+        return engine__parse_syntax_error(p);
+    }
+    rc = select_core_parse(p, s);
+    return rc == 0 ? order_limit_parse(p, s) : rc;
+}
+
+/* multiselect_op ::= UNION | UNION ALL | EXCEPT | INTERSECT; false when
+ * the current token starts none. */
+static bool compound_op_parse(struct parser *p, enum ast_compound_op *op)
+{
+    if (engine__parse_accept(p, TOKEN_UNION)) {
+        *op = engine__parse_accept(p, TOKEN_ALL) ? AST_COMPOUND_UNION_ALL
+                                                 : AST_COMPOUND_UNION;
+    } else if (engine__parse_accept(p, TOKEN_INTERSECT)) {
+        *op = AST_COMPOUND_INTERSECT;
+    } else if (engine__parse_accept(p, TOKEN_EXCEPT)) {
+        *op = AST_COMPOUND_EXCEPT;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static const char *compound_op_name(enum ast_compound_op op)
+{
+    switch (op) {
+    case AST_COMPOUND_UNION_ALL:
+        return "UNION ALL";
+    case AST_COMPOUND_INTERSECT:
+        return "INTERSECT";
+    case AST_COMPOUND_EXCEPT:
+        return "EXCEPT";
+    default:
+        return "UNION";
+    }
+}
+
+/* parserDoubleLinkSelect() (parse.y): only the last SELECT of a compound
+ * may have ORDER BY or LIMIT (the grammar gave them to it, they belong to
+ * the compound), and a compound has at most ENGINE_MAX_COMPOUND_TERMS
+ * terms. Checked from the right, as SQLite does, when the compound ends. */
+static int compound_check(struct parser *p, const struct ast_select *top,
+                          size_t term_count)
+{
+    for (const struct ast_select *n = top; n->compound != AST_COMPOUND_NONE;
+         n = n->left) {
+        const struct ast_select *arm =
+            n->left->compound != AST_COMPOUND_NONE ? n->left->right : n->left;
+
+        if (arm->order_by_count > 0 || arm->limit != NULL) {
+            return engine__parse_error(
+                p, top->position, "%s clause should come after %s not before",
+                arm->order_by_count > 0 ? "ORDER BY" : "LIMIT",
+                compound_op_name(n->compound));
+        }
+    }
+    if (term_count > ENGINE_MAX_COMPOUND_TERMS) {
+        return engine__parse_error(p, top->position,
+                                   "too many terms in compound SELECT");
+    }
+    return 0;
+}
+
+/* select ::= oneselect (multiselect_op oneselect)*, left-associative: each
+ * operator makes a node over the compound so far and the next SELECT. The
+ * last SELECT's ORDER BY and LIMIT move to the top node. */
+static int compound_parse(struct parser *p, struct ast_select *s)
+{
+    struct ast_select *top = engine__parse_alloc(p, sizeof(*top));
+    struct ast_select *last = NULL;
+    enum ast_compound_op op;
+    size_t term_count = 1;
+
+    if (top == NULL) {
+        return COMMON_ENOMEM;
+    }
+    *top = *s;
+    while (compound_op_parse(p, &op)) {
+        struct ast_select *node = engine__parse_alloc(p, sizeof(*node));
+        int rc;
+
+        last = engine__parse_alloc(p, sizeof(*last));
+        if (node == NULL || last == NULL) {
+            return COMMON_ENOMEM;
+        }
+        rc = oneselect_parse(p, last);
+        if (rc != 0) {
+            return rc;
+        }
+        node->compound = op;
+        node->left = top;
+        node->right = last;
+        node->position = s->position;
+        top = node;
+        term_count++;
+    }
+    top->order_by = last->order_by;
+    top->order_by_count = last->order_by_count;
+    top->limit = last->limit;
+    top->offset = last->offset;
+    last->order_by = NULL;
+    last->order_by_count = 0;
+    last->limit = NULL;
+    last->offset = NULL;
+    *s = *top;
+    return compound_check(p, s, term_count);
+}
+
 static int select_body_parse(struct parser *p, struct ast_select *s)
 {
     int rc;
@@ -355,25 +609,16 @@ static int select_body_parse(struct parser *p, struct ast_select *s)
     if (engine__parse_is(p, TOKEN_WITH)) {
         return engine__parse_unsupported(p, "WITH");
     }
-    if (engine__parse_is(p, TOKEN_VALUES)) {
-        rc = values_parse(p, s);
-    } else if (engine__parse_is(p, TOKEN_SELECT)) {
-        rc = select_core_parse(p, s);
-    } else {
-        return engine__parse_syntax_error(p);
-    }
+    rc = oneselect_parse(p, s);
     if (rc != 0) {
         return rc;
     }
     if (engine__parse_is(p, TOKEN_UNION) ||
         engine__parse_is(p, TOKEN_INTERSECT) ||
         engine__parse_is(p, TOKEN_EXCEPT)) {
-        return engine__parse_unsupported(p, "compound SELECT");
+        return compound_parse(p, s);
     }
-    if (s->columns == NULL) {
-        return 0; /* VALUES has no ORDER BY or LIMIT of its own */
-    }
-    return order_limit_parse(p, s);
+    return 0;
 }
 
 int engine__parse_select(struct parser *p, struct ast_select **out)

@@ -28,6 +28,11 @@ struct engine_scope_column {
     bool untyped;        /* no affinity or collation of its own: SQLite
                             reads excluded.x as a register (resolve.c
                             turns it into TK_REGISTER) */
+    /* A joined scope (plan_join.c): */
+    bool is_rowid;         /* the rowid of item .table (.name is NULL) */
+    bool star_hidden;      /* left out of "*" (USING's right copy) */
+    bool star_unqualified; /* "*" shows it by its bare name (a RIGHT or
+                              FULL join's merged USING column) */
 };
 
 struct engine_scope {
@@ -38,7 +43,16 @@ struct engine_scope {
     ptrdiff_t rowid_column; /* input index of the rowid, or -1 */
     bool null_rowid;        /* a FROM subquery: "rowid" reads NULL, as in
                                SQLite 3.40 */
+    bool joined;            /* several FROM items: each column names its item in
+                               .table, and names resolve by engine__join_find_column */
 };
+
+/* The scope column index a column reference resolves to in a joined
+ * scope (plan_join.c): -1 for none, ENGINE__SCOPE_AMBIGUOUS when it names
+ * columns of several items ("ambiguous column name: x"). */
+#define ENGINE__SCOPE_AMBIGUOUS (-2)
+ptrdiff_t engine__join_find_column(const struct engine_scope *scope,
+                                   const char *table, const char *name);
 
 /* An aggregation being planned: the expressions above it are rewritten to
  * read its output columns. */
@@ -106,6 +120,51 @@ int engine__plan_select(struct engine_stmt *stmt,
                         enum engine_affinity **affinities,
                         size_t *column_count);
 
+/* One SELECT of a compound (or any simple SELECT or VALUES), planned:
+ * what plan_compound.c needs of each term. All in the plan arena. */
+struct engine_select_arm {
+    struct engine_op *root;
+    char **names;                     /* result column names */
+    enum engine_affinity *affinities; /* per result column */
+    struct engine_expr **projected;   /* compiled results; NULL for VALUES */
+    const struct ast_expr **results;  /* result expressions, * expanded;
+                                         NULL for VALUES */
+    size_t column_count;
+};
+
+/* Plans select, which is not compound, into *out. */
+int engine__plan_select_arm(struct engine_stmt *stmt,
+                            const struct ast_select *select,
+                            struct engine_select_arm *out);
+
+/* Makes the count names of a FROM subquery's columns unique, as
+ * sqlite3ColumnsFromExprList() does: a name equal (ignoring case) to an
+ * earlier one loses any ":digits" suffix and gets ":1", ":2"... until it
+ * is new ("SELECT * FROM (SELECT a, a)" has columns a and a:1). 0 or
+ * COMMON_ENOMEM; the new names are in the plan arena. */
+int engine__plan_unique_names(struct engine_stmt *stmt, char **names,
+                              size_t count);
+
+/* Where a compound SELECT's rows go: they are the statement's result
+ * (or an INSERT's source), a FROM subquery's (read with the leftmost
+ * SELECT's affinities), or an IN, scalar or EXISTS subquery's (compared
+ * with the rightmost SELECT's affinity and collation). */
+enum engine_compound_use {
+    ENGINE_COMPOUND_RESULT,
+    ENGINE_COMPOUND_FROM,
+    ENGINE_COMPOUND_EXPR,
+};
+
+/* Plans a compound select (plan_compound.c): names from its leftmost
+ * SELECT; affinities and projected (each may be NULL) from the rightmost
+ * for ENGINE_COMPOUND_EXPR, else from the leftmost. */
+int engine__plan_compound(struct engine_stmt *stmt,
+                          const struct ast_select *select,
+                          enum engine_compound_use use, struct engine_op **root,
+                          char ***names, enum engine_affinity **affinities,
+                          struct engine_expr ***projected,
+                          size_t *column_count);
+
 /* engine__plan_select() for a subquery in an expression: also gives the
  * compiled result expressions (*projected; NULL for VALUES), whose
  * collations the comparisons against the subquery use. */
@@ -149,6 +208,13 @@ engine__plan_rowid_terms_first(struct engine_stmt *stmt,
  * looks them up (plan_tables.c): ENGINE_ESQL "no such table: x", or 0. */
 int engine__plan_check_tables(struct engine_stmt *stmt,
                               const struct ast_select *select);
+
+/* The source of one FROM item of outer (a table, sqlite_schema or a
+ * subquery): its operator and the scope of its columns. */
+int engine__plan_from_item(struct engine_stmt *stmt,
+                           const struct ast_select *outer,
+                           const struct ast_from_item *item,
+                           struct engine_scope *scope, struct engine_op **op);
 
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,

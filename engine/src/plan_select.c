@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "access.h"
+#include "join.h"
 #include "plan.h"
 #include "rowset.h"
 #include "zone.h"
@@ -42,10 +43,11 @@ struct select_plan {
     size_t projected_count;
     struct engine_sort_key *sort_keys;
     size_t sort_key_count;
-    struct engine_expr *limit;  /* LIMIT, or NULL */
-    struct engine_expr *offset; /* OFFSET, or NULL */
-    struct engine_expr *where;  /* WHERE over the source, or NULL */
-    struct engine_expr *having; /* HAVING over the groups, or NULL */
+    struct engine_expr *limit;     /* LIMIT, or NULL */
+    struct engine_expr *offset;    /* OFFSET, or NULL */
+    struct engine_expr *where;     /* WHERE over the source, or NULL */
+    struct engine_expr *having;    /* HAVING over the groups, or NULL */
+    struct engine_join_plan *join; /* several FROM items, or NULL */
 };
 
 void *engine__plan_alloc(struct engine_stmt *stmt, size_t size)
@@ -357,6 +359,7 @@ static int plan_subquery_source(struct select_plan *plan,
     rc = plan_select_into(plan->stmt, &sub, &plan->op, &names, &affinities,
                           &projected, &count);
 
+    rc = rc != 0 ? rc : engine__plan_unique_names(plan->stmt, names, count);
     if (rc != 0) {
         return rc;
     }
@@ -403,6 +406,22 @@ static int plan_values_source(struct select_plan *plan)
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+int engine__plan_from_item(struct engine_stmt *stmt,
+                           const struct ast_select *outer,
+                           const struct ast_from_item *item,
+                           struct engine_scope *scope, struct engine_op **op)
+{
+    struct select_plan plan = {.stmt = stmt, .select = outer};
+    int rc;
+
+    plan.scope.rowid_column = -1;
+    rc = item->select != NULL ? plan_subquery_source(&plan, item)
+                              : plan_table_source(&plan, item);
+    *scope = plan.scope;
+    *op = plan.op;
+    return rc;
+}
+
 static int plan_source(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
@@ -413,7 +432,9 @@ static int plan_source(struct select_plan *plan)
         return plan->op == NULL ? COMMON_ENOMEM : 0;
     }
     if (select->from_count > 1) {
-        return plan_error(plan, "%s is not supported yet", "JOIN");
+        /* The joins are made with the WHERE (compile_where). */
+        return engine__join_begin(plan->stmt, select, &plan->scope,
+                                  &plan->join);
     }
     if (select->from[0].select != NULL) {
         return plan_subquery_source(plan, &select->from[0]);
@@ -454,6 +475,17 @@ static int add_star(struct select_plan *plan, size_t *n)
 static const char *result_name(struct select_plan *plan,
                                const struct ast_expr *ast)
 {
+    if (ast->kind == AST_COLUMN && plan->scope.joined) {
+        ptrdiff_t i = engine__join_find_column(
+            &plan->scope, ast->u.column.table, ast->u.column.name);
+
+        if (i >= 0 && plan->scope.columns[i].is_rowid) {
+            return "rowid";
+        }
+        return i >= 0              ? plan->scope.columns[i].name
+               : ast->text != NULL ? ast->text
+                                   : "?";
+    }
     if (ast->kind == AST_COLUMN) {
         ptrdiff_t i = -1;
 
@@ -467,6 +499,10 @@ static const char *result_name(struct select_plan *plan,
         }
         if (i >= 0) {
             return plan->scope.columns[i].name;
+        }
+        /* SQLite names a rowid read (rowid, oid, _rowid_) "rowid". */
+        if (engine__table_is_rowid_name(ast->u.column.name)) {
+            return "rowid";
         }
     }
     return ast->text != NULL ? ast->text : "?";
@@ -504,6 +540,16 @@ static int expand_results(struct select_plan *plan)
         }
         if (select->from_count == 0) {
             return plan_error(plan, "no tables specified%s", "");
+        }
+        if (plan->scope.joined) {
+            rc = engine__join_star(
+                plan->stmt, &plan->scope,
+                column->kind == AST_RESULT_TABLE_STAR ? column->table : NULL,
+                plan->results, plan->names, &n);
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
         }
         if (column->kind == AST_RESULT_TABLE_STAR &&
             !scope_is_named(&plan->scope, column->table)) {
@@ -553,6 +599,12 @@ static int compile_where(struct select_plan *plan)
     struct engine_compile ctx;
     int rc;
 
+    if (plan->join != NULL) {
+        rc = engine__join_finish(plan->join, where, &plan->op, &where);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     if (where == NULL) {
         return 0;
     }
@@ -870,6 +922,17 @@ static int finish_aggregation(struct select_plan *plan)
 
     if (agg == NULL) {
         return 0;
+    }
+    /* resetAccumulator() (select.c), once every name is resolved: a
+     * DISTINCT aggregate takes one argument, group_concat(DISTINCT x, sep)
+     * is refused. */
+    for (size_t i = 0; i < agg->aggregate_count; i++) {
+        if (agg->aggregates[i].distinct && agg->aggregates[i].arg_count != 1) {
+            return plan_error(plan,
+                              "DISTINCT aggregates must have exactly one "
+                              "argument%s",
+                              "");
+        }
     }
     /* select.c: when GROUP BY and ORDER BY have as many terms, the GROUP BY
      * sort takes the ORDER BY's ASC/DESC flags position by position ("to
@@ -1245,27 +1308,33 @@ int engine__plan_select_projected(struct engine_stmt *stmt,
                                   struct engine_expr ***projected,
                                   size_t *column_count)
 {
+    if (select->compound != AST_COMPOUND_NONE) {
+        return engine__plan_compound(stmt, select, ENGINE_COMPOUND_EXPR, root,
+                                     NULL, affinities, projected, column_count);
+    }
     return plan_select_into(stmt, select, root, NULL, affinities, projected,
                             column_count);
 }
 
-static int plan_select_into(struct engine_stmt *stmt,
+int engine__plan_select_arm(struct engine_stmt *stmt,
                             const struct ast_select *select,
-                            struct engine_op **root, char ***names,
-                            enum engine_affinity **affinities,
-                            struct engine_expr ***projected,
-                            size_t *column_count)
+                            struct engine_select_arm *out)
 {
     struct select_plan plan = {.stmt = stmt, .select = select};
     const struct ast_select *flat;
+    const struct ast_expr **results;
     int rc;
 
+    ASSERT(select->compound == AST_COMPOUND_NONE);
+    memset(out, 0, sizeof(*out));
     if (select->columns == NULL) {
-        rc = plan_values_statement(&plan, names, affinities, column_count);
-        *root = plan.op;
+        rc = plan_values_statement(&plan, &out->names, &out->affinities,
+                                   &out->column_count);
+        out->root = plan.op;
         return rc;
     }
     rc = plan_body(&plan);
+    results = plan.results;
     if (rc == 0 && (flat = engine__plan_flatten(stmt, select)) != select) {
         /* Planned first as written, for the errors and names SQLite gives
          * before it flattens; then again flattened. */
@@ -1275,23 +1344,53 @@ static int plan_select_into(struct engine_stmt *stmt,
     if (rc != 0) {
         return rc;
     }
-    if (names != NULL) {
-        *names = (char **)plan.names;
+    out->affinities = engine__plan_alloc(stmt, (plan.result_count + 1) *
+                                                   sizeof(*out->affinities));
+    if (out->affinities == NULL) {
+        return COMMON_ENOMEM;
     }
-    if (projected != NULL) {
-        *projected = plan.projected;
+    for (size_t i = 0; i < plan.result_count; i++) {
+        out->affinities[i] = plan.projected[i]->affinity;
+    }
+    out->names = (char **)plan.names;
+    out->projected = plan.projected;
+    out->results = results;
+    out->root = plan.op;
+    out->column_count = plan.result_count;
+    return 0;
+}
+
+static int plan_select_into(struct engine_stmt *stmt,
+                            const struct ast_select *select,
+                            struct engine_op **root, char ***names,
+                            enum engine_affinity **affinities,
+                            struct engine_expr ***projected,
+                            size_t *column_count)
+{
+    struct engine_select_arm arm;
+    int rc;
+
+    /* Only plan_subquery_source() asks for projected here. */
+    if (select->compound != AST_COMPOUND_NONE) {
+        return engine__plan_compound(
+            stmt, select,
+            projected != NULL ? ENGINE_COMPOUND_FROM : ENGINE_COMPOUND_RESULT,
+            root, names, affinities, projected, column_count);
+    }
+    rc = engine__plan_select_arm(stmt, select, &arm);
+    if (rc != 0) {
+        return rc;
+    }
+    if (names != NULL) {
+        *names = arm.names;
     }
     if (affinities != NULL) {
-        *affinities = engine__plan_alloc(stmt, (plan.result_count + 1) *
-                                                   sizeof(**affinities));
-        if (*affinities == NULL) {
-            return COMMON_ENOMEM;
-        }
-        for (size_t i = 0; i < plan.result_count; i++) {
-            (*affinities)[i] = plan.projected[i]->affinity;
-        }
+        *affinities = arm.affinities;
     }
-    *root = plan.op;
-    *column_count = plan.result_count;
+    if (projected != NULL) {
+        *projected = arm.projected;
+    }
+    *root = arm.root;
+    *column_count = arm.column_count;
     return 0;
 }

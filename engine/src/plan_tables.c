@@ -125,10 +125,29 @@ static int check_from(struct engine_stmt *stmt, const struct ast_select *select)
     return rc;
 }
 
+/* A compound: SQLite's walk starts at its last SELECT (which holds the
+ * compound's ORDER BY and LIMIT) and goes left through pPrior. */
+static int check_compound(struct engine_stmt *stmt,
+                          const struct ast_select *select)
+{
+    int rc = check_select(stmt, select->right);
+
+    for (size_t i = 0; rc == 0 && i < select->order_by_count; i++) {
+        rc = check_expr(stmt, select->order_by[i].expr);
+    }
+    rc = rc != 0 ? rc : check3(stmt, select->limit, select->offset, NULL);
+    return rc != 0 ? rc : check_select(stmt, select->left);
+}
+
 static int check_select(struct engine_stmt *stmt,
                         const struct ast_select *select)
 {
-    int rc = check_from(stmt, select);
+    int rc;
+
+    if (select->compound != AST_COMPOUND_NONE) {
+        return check_compound(stmt, select);
+    }
+    rc = check_from(stmt, select);
 
     for (size_t i = 0;
          rc == 0 && select->columns != NULL && i < select->column_count; i++) {

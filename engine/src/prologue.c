@@ -362,6 +362,11 @@ static int visit_select(struct prologue *pl, const struct ast_select *select)
     size_t values = select->value_row_count * select->value_column_count;
     int rc = 0;
 
+    /* A compound codes its terms left to right, then its ORDER BY. */
+    if (select->compound != AST_COMPOUND_NONE) {
+        rc = visit_select(pl, select->left);
+        rc = rc != 0 ? rc : visit_select(pl, select->right);
+    }
     for (size_t i = 0; rc == 0 && i < select->from_count; i++) {
         if (select->from[i].select != NULL) {
             rc = visit_select(pl, select->from[i].select);

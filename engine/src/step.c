@@ -155,6 +155,7 @@ int engine_step(struct engine_stmt *stmt)
                                 "again");
     }
     engine__arena_reset(&stmt->column_arena);
+    stmt->exec.now_jd_ms = 0;
     if (stmt->state == ENGINE__STMT_READY) {
         engine__db_clear_error(stmt->db);
         stmt->state = ENGINE__STMT_RUNNING;

@@ -29,9 +29,14 @@
 #include "engine.h"
 
 struct engine_value {
-    int type;      /* ENGINE_INTEGER, _FLOAT, _TEXT, _BLOB or _NULL */
-    bool has_text; /* INTEGER/FLOAT that also carries its text, as a Mem
-                      with MEM_Str set besides MEM_Int/MEM_Real */
+    int type;          /* ENGINE_INTEGER, _FLOAT, _TEXT, _BLOB or _NULL */
+    bool has_text;     /* INTEGER/FLOAT that also carries its text, as a Mem
+                          with MEM_Str set besides MEM_Int/MEM_Real */
+    bool json_subtype; /* TEXT that a JSON function produced (SQLite's
+                          JSON_SUBTYPE): another JSON function embeds it
+                          as JSON, not as a string. Meaningful only on a
+                          call's result passed straight to another call
+                          (expr.h carries_subtype); ignored elsewhere */
     union {
         int64_t i; /* ENGINE_INTEGER */
         double r;  /* ENGINE_FLOAT */

@@ -7,7 +7,10 @@
  * COLLATE NOCASE/RTRIM, INTEGER PRIMARY KEY, CHECK, composite keys), rows
  * of every storage class with SQLite's edge values, and statements: queries
  * with random expressions, aggregates, GROUP BY/HAVING, ORDER BY, LIMIT,
- * subqueries, and DML with conflicts and RETURNING.
+ * subqueries, compound SELECTs, joins of two or three tables (comma,
+ * CROSS, INNER, LEFT, RIGHT, FULL; ON with equalities and other terms;
+ * every column qualified by its item's alias), and DML with conflicts
+ * and RETURNING.
  *
  * It writes only SQL whose result SQLite defines: LIMIT only after an
  * ORDER BY over every output column, no bare columns in aggregate queries,
@@ -700,6 +703,209 @@ static void gen_delete(struct dt_gen *g, struct dt_stmt *s)
     gen_returning(g, t, s);
 }
 
+/* One SELECT of a compound: n result expressions over a table (with a
+ * WHERE that keeps the rowid order), or without FROM, or VALUES. Sets
+ * *has_index when SQLite might read its table through an index. */
+static void gen_compound_term(struct dt_gen *g, int n, struct dt_buf *out,
+                              bool *has_index)
+{
+    const struct dt_table *t = random_table(g);
+    struct dt_expr_ctx ctx = {.table = t, .is_order_visible = t->has_index};
+    uint64_t shape = dt_below(g, 10);
+
+    if (shape == 0) {
+        int rows = 1 + (int)dt_below(g, 2);
+
+        ctx.table = NULL;
+        dt_buf_add(out, "VALUES ");
+        for (int r = 0; r < rows; r++) {
+            dt_buf_add(out, r ? ", (" : "(");
+            for (int c = 0; c < n; c++) {
+                dt_buf_add(out, c ? ", " : "");
+                dt_gen_expr(g, &ctx, g->depth_max, out);
+            }
+            dt_buf_add(out, ")");
+        }
+        return;
+    }
+    if (shape == 1) {
+        ctx.table = NULL;
+    }
+    /* DISTINCT keeps the first of equal rows: only where no index can
+     * change which is first (as gen_select_rows). */
+    dt_buf_add(out, ctx.table != NULL && !t->has_index && dt_chance(g, 10)
+                        ? "SELECT DISTINCT "
+                        : "SELECT ");
+    for (int c = 0; c < n; c++) {
+        dt_buf_add(out, c ? ", " : "");
+        dt_gen_expr(g, &ctx, g->depth_max, out);
+        if (c == 0 && dt_chance(g, 20)) {
+            dt_buf_add(out, " AS q");
+        }
+    }
+    if (ctx.table == NULL) {
+        return;
+    }
+    *has_index = *has_index || t->has_index;
+    dt_buf_addf(out, " FROM %s", t->name);
+    if (dt_chance(g, 60)) {
+        dt_gen_where(g, &ctx, true, out);
+    }
+}
+
+/* A compound SELECT: 2 to 4 terms of 1 to 3 columns joined by UNION ALL,
+ * UNION, INTERSECT or EXCEPT, sometimes ORDER BY (every column) and
+ * LIMIT, sometimes read as a FROM subquery or through IN. Without ORDER
+ * BY SQLite gives UNION, INTERSECT and EXCEPT in ascending order, keeping
+ * the last of equal rows read: exact when no term's table has an index
+ * SQLite could scan instead (its order would pick another row), else only
+ * UNION ALL is written and the rows compare as a multiset. */
+static void gen_select_compound(struct dt_gen *g, struct dt_stmt *s)
+{
+    static const char *const ops[] = {" UNION ALL ", " UNION ", " INTERSECT ",
+                                      " EXCEPT "};
+    struct dt_buf terms[4];
+    struct dt_buf body;
+    uint64_t use = dt_below(g, 10);
+    int n = use == 1 ? 1 : 1 + (int)dt_below(g, 3);
+    int count = 2 + (int)dt_below(g, 3);
+    bool has_index = false;
+    bool set_op = false;
+
+    dt_buf_init(&body);
+    for (int i = 0; i < count; i++) {
+        dt_buf_init(&terms[i]);
+        gen_compound_term(g, n, &terms[i], &has_index);
+    }
+    for (int i = 0; i < count; i++) {
+        const char *op = has_index ? ops[0] : ops[dt_below(g, 4)];
+
+        set_op = set_op || (i > 0 && op != ops[0]);
+        dt_buf_add(&body, i > 0 ? op : "");
+        dt_buf_add(&body, terms[i].data);
+        dt_buf_free(&terms[i]);
+    }
+    s->order = set_op ? DT_ORDER_EXACT : DT_ORDER_SET;
+    if (use == 0) {
+        dt_buf_addf(&s->sql, "SELECT * FROM (%s) AS s", body.data);
+        s->order = DT_ORDER_SET;
+    } else if (use == 1) {
+        struct dt_expr_ctx ctx = {.table = NULL};
+
+        dt_buf_add(&s->sql, "SELECT ");
+        dt_gen_expr(g, &ctx, 1, &s->sql);
+        dt_buf_addf(&s->sql, " %sIN (%s)", dt_chance(g, 30) ? "NOT " : "",
+                    body.data);
+        s->order = DT_ORDER_EXACT;
+    } else {
+        dt_buf_add(&s->sql, body.data);
+        if (dt_chance(g, 40)) {
+            gen_order_by(g, n, s);
+        }
+    }
+    dt_buf_free(&body);
+}
+
+/* ---- joins ---- */
+
+/* A column of FROM item i (aliased j<i>) of a join; its collation. */
+static int join_column(struct dt_gen *g, const struct dt_table *const *items,
+                       int i, struct dt_buf *out)
+{
+    const struct dt_table *t = items[i];
+    const struct dt_column *c =
+        &t->columns[dt_below(g, (uint64_t)t->column_count)];
+
+    dt_buf_addf(out, "j%d.%s", i, c->name);
+    return c->collate == 3 ? 0 : c->collate; /* BINARY is the default */
+}
+
+/* A term over the items [0, count): mostly "x = y" across two items,
+ * else a comparison with another column or a literal, or IS NULL. An
+ * equality of two columns whose collations differ is left out: SQLite
+ * 3.40 answers it as a join constraint differently from the same
+ * expression evaluated ("x = y" under RTRIM matches 'a' and 'a ' as a
+ * value, not in its join loop), a quirk sinew does not copy. A NOCASE
+ * or RTRIM column is only tested for NULL, for the same reason. */
+static void join_term(struct dt_gen *g, const struct dt_table *const *items,
+                      int count, int last, struct dt_buf *out)
+{
+    static const char *const ops[] = {" = ", " < ", " >= ", " <> ", " IS "};
+    int other = (int)dt_below(g, (uint64_t)count);
+    uint64_t kind = dt_below(g, 10);
+    struct dt_buf right;
+    int collate;
+
+    dt_buf_init(&right);
+    collate = join_column(g, items, last, out);
+    if (collate != 0) {
+        kind = 9; /* NOCASE, RTRIM: only tested for NULL */
+    }
+    if (kind < 6 &&
+        join_column(g, items, other == last && count > 1 ? 0 : other, &right) ==
+            collate) {
+        dt_buf_addf(out, " = %s", right.data);
+    } else if (kind < 8) {
+        dt_buf_add(out, ops[dt_below(g, 5)]);
+        dt_gen_literal(g, out);
+    } else {
+        dt_buf_add(out, dt_chance(g, 50) ? " IS NULL" : " IS NOT NULL");
+    }
+    dt_buf_free(&right);
+}
+
+static void join_condition(struct dt_gen *g,
+                           const struct dt_table *const *items, int count,
+                           int last, struct dt_buf *out)
+{
+    join_term(g, items, count, last, out);
+    if (dt_chance(g, 35)) {
+        dt_buf_add(out, dt_chance(g, 80) ? " AND " : " OR ");
+        join_term(g, items, count, last, out);
+    }
+}
+
+/* SELECT over two or three items joined in random ways; compared as a
+ * multiset (the row order of a join is unspecified). */
+static void gen_select_join(struct dt_gen *g, struct dt_stmt *s)
+{
+    static const char *const joins[] = {
+        ", ",          " CROSS JOIN ",      " JOIN ",       " INNER JOIN ",
+        " LEFT JOIN ", " LEFT OUTER JOIN ", " RIGHT JOIN ", " FULL JOIN ",
+    };
+    const struct dt_table *items[3];
+    int count = 2 + (int)dt_below(g, 2);
+    int n = 1 + (int)dt_below(g, 4);
+    bool aggregate = dt_chance(g, 15);
+    int i;
+
+    for (i = 0; i < count; i++) {
+        items[i] = random_table(g);
+    }
+    dt_buf_add(&s->sql, aggregate ? "SELECT count(*), " : "SELECT ");
+    for (i = 0; i < n; i++) {
+        dt_buf_add(&s->sql, i ? ", " : "");
+        dt_buf_add(&s->sql, aggregate ? "count(" : "");
+        join_column(g, items, (int)dt_below(g, (uint64_t)count), &s->sql);
+        dt_buf_add(&s->sql, aggregate ? ")" : "");
+    }
+    dt_buf_addf(&s->sql, " FROM %s AS j0", items[0]->name);
+    for (i = 1; i < count; i++) {
+        const char *join = joins[dt_below(g, 8)];
+
+        dt_buf_addf(&s->sql, "%s%s AS j%d", join, items[i]->name, i);
+        if (join[1] != 'C' && join[0] != ',' && dt_chance(g, 85)) {
+            dt_buf_add(&s->sql, " ON ");
+            join_condition(g, items, i + 1, i, &s->sql);
+        }
+    }
+    if (dt_chance(g, 50)) {
+        dt_buf_add(&s->sql, " WHERE ");
+        join_condition(g, items, count, (int)dt_below(g, (uint64_t)count),
+                       &s->sql);
+    }
+}
+
 void dt_gen_statement(struct dt_gen *g, struct dt_stmt *s)
 {
     uint64_t kind = dt_below(g, 100);
@@ -710,8 +916,12 @@ void dt_gen_statement(struct dt_gen *g, struct dt_stmt *s)
     s->is_transaction = false;
     s->table = -1;
     g->depth_max = 1 + (int)dt_below(g, (uint64_t)g->depth_limit);
-    if (kind < 38) {
+    if (kind < 22) {
         gen_select_rows(g, s);
+    } else if (kind < 30) {
+        gen_select_join(g, s);
+    } else if (kind < 38) {
+        gen_select_compound(g, s);
     } else if (kind < 58) {
         gen_select_aggregate(g, s);
     } else if (kind < 68) {

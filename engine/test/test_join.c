@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_join.c: joins (plan_join.c, op_join.c) against libsqlite3.
+ *
+ * Goal: every join form SQLite 3.40 has (comma, CROSS, INNER, LEFT,
+ * RIGHT, FULL, USING, NATURAL) gives SQLite's result, value by value and
+ * type by type, and SQLite's errors. Method: each query runs in
+ * libsqlite3 and in sinew on the same tables; their outcomes (column
+ * names, rows with storage classes, error message) must be equal. A query
+ * without ORDER BY has no defined row order, so its rows are compared
+ * sorted; a query written with a leading '!' is compared in order.
+ */
+#include <stdlib.h>
+
+#include "sqlite_pair.h"
+
+static int line_compare(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The outcome with its rows (every line after the first) sorted. */
+static void sort_rows(char *outcome)
+{
+    static char copy[PAIR_OUTCOME_SIZE];
+    char *lines[PAIR_OUTCOME_SIZE / 4];
+    size_t n = 0;
+    char *save = NULL;
+
+    strcpy(copy, outcome);
+    for (char *t = strtok_r(copy, "\n", &save); t != NULL;
+         t = strtok_r(NULL, "\n", &save)) {
+        lines[n++] = t;
+    }
+    if (n > 1) {
+        qsort(lines + 1, n - 1, sizeof(lines[0]), line_compare);
+    }
+    outcome[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        outcome_add(outcome, "%s\n", lines[i]);
+    }
+}
+
+/* Runs every statement of sqls (NULL-terminated) in both, comparing. */
+static void run_all(const char *const *sqls)
+{
+    static char expected[PAIR_OUTCOME_SIZE];
+    static char got[PAIR_OUTCOME_SIZE];
+    struct pair p;
+
+    pair_open(&p);
+    for (size_t i = 0; sqls[i] != NULL; i++) {
+        bool ordered = sqls[i][0] == '!';
+        const char *sql = ordered ? sqls[i] + 1 : sqls[i];
+
+        oracle_outcome(p.oracle, sql, expected);
+        engine_outcome(p.db, sql, got);
+        if (!ordered) {
+            sort_rows(expected);
+            sort_rows(got);
+        }
+        if (strcmp(expected, got) != 0) {
+            fail_msg("%s\n-- sqlite:\n%s\n-- sinew:\n%s", sql, expected, got);
+        }
+    }
+    pair_close(&p);
+}
+
+#define SCHEMA_SMALL                                                           \
+    "create table a(x int, y text)", "create table b(x int, z text)",          \
+        "create table c(x, w)",                                                \
+        "insert into a values(1,'a1'),(2,'a2'),(null,'an')",                   \
+        "insert into b values(1,'b1'),(3,'b3'),(null,'bn')",                   \
+        "insert into c values(1,'c1'),(2,'c2')"
+
+static void join_forms(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_SMALL,
+        "select * from a, b",
+        "select * from a cross join b where a.x < b.x",
+        "select * from a join b on a.x < b.x",
+        "select * from a inner join b on a.x = b.x",
+        "select * from a left join b on a.x = b.x",
+        "select * from a left outer join b on a.x = b.x and b.z = 'b1'",
+        "select * from a left join b on a.x = b.x and a.y = 'a1'",
+        "select * from a right join b on a.x = b.x",
+        "select * from a full join b on a.x = b.x",
+        "select * from a full outer join b on a.x = b.x full join c on "
+        "c.x = a.x",
+        "select * from a right join b on a.x = b.x left join c on c.x = b.x",
+        "select * from a, b, c where a.x = b.x and b.x = c.x",
+        "select * from a join b on 1",
+        "select * from a join b on 0",
+        "select * from a join b on null",
+        "select * from a left join b on 0",
+        "select * from a join c on a.x is c.x",
+        "select * from a join b on a.x == b.x or a.y = 'a2'",
+        "select * from sqlite_master, a",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+static void join_using_natural(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_SMALL,
+        "select * from a join b using(x)",
+        "select * from a left join b using(x)",
+        "select * from a right join b using(x)",
+        "select * from a full join b using(x)",
+        "select x from a full join b using(x)",
+        "select x, a.x, b.x from a right join b using(x)",
+        "select * from a natural join b",
+        "select * from a natural cross join b",
+        "select a.*, b.* from a join b using (x)",
+        "select * from a join b using (x) join c using (x)",
+        "select * from (select 1 as x) join a using (x)",
+        "select * from a join b using (q)",
+        "select * from a natural join b on a.x = b.x",
+        "select * from a natural join c",
+        "select * from a natural left join c",
+        "select * from a natural full join c",
+        "select x from a natural right join c",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+static void join_names(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_SMALL,
+        "select x from a, b",
+        "select t.x from a t, b t",
+        "select nosuch from a, b",
+        "select a.nosuch from a, b",
+        "select zz.x from a, b",
+        "select zz.* from a, b",
+        "select rowid from a, b",
+        "select a.rowid, b.ROWID, a.oid from a, b where a.x = b.x",
+        "select s.rowid, s.q from a, (select x as q from b) as s "
+        "where s.q = a.x",
+        "select A.X, b.X from a, b",
+        "select * from a left inner join b",
+        "select * from a join b on c.x = a.x join c",
+        "select * from a left join b on c.x = a.x join c",
+        "select * from a right join b on c.x = a.x join c",
+        "select * from a x, a y where x.x = y.x",
+        "select * from a join b on a.x = b.x where a.y = 'a1' and b.z = 'b1'",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+#define SCHEMA_TYPES                                                           \
+    "create table ti(k integer, v text)", "create table tt(k text, v text)",   \
+        "create table tn(k, v)", "create table tr(k real, v)",                 \
+        "create table tc(k text collate nocase, v)",                           \
+        "create table te(k int, v)",                                           \
+        "insert into ti values(1,'i1'),(2,'i2'),(2,'i2b'),(null,'inull'),"     \
+        "(10,'i10')",                                                          \
+        "insert into tt values('1','t1'),('2','t2'),('02','t02'),"             \
+        "(null,'tnull'),('abc','tabc'),('1.0','t1.0')",                        \
+        "insert into tn values(1,'n1'),('1','n1s'),(2.0,'n2r'),(x'01','nb'),"  \
+        "(null,'nn'),('ABC','nabc')",                                          \
+        "insert into tr values(1.0,'r1'),(2.5,'r25'),(10,'r10')",              \
+        "insert into tc values('abc','c1'),('ABC','c2'),('x','c3')"
+
+/* Equalities the hash join answers must compare as SQLite does: affinity
+ * conversions (INTEGER against TEXT, REAL, none), collations, NULLs. */
+static void join_key_semantics(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_TYPES,
+        "select * from ti join tt on ti.k = tt.k",
+        "select * from ti join tn on ti.k = tn.k",
+        "select * from tt join tn on tt.k = tn.k",
+        "select * from tn join tt on tn.k = tt.k",
+        "select * from ti join tr on ti.k = tr.k",
+        "select * from tr join tn on tr.k = tn.k",
+        "select * from tc join tn on tc.k = tn.k",
+        "select * from tn join tc on tn.k = tc.k",
+        "select * from tc join tt on tc.k = tt.k",
+        "select * from tt join tc on tt.k = tc.k",
+        "select * from tt join tc on tt.k = tc.k collate binary",
+        "select * from tt join tn on tt.k = tn.k collate nocase",
+        "select * from ti join tt on +ti.k = tt.k",
+        "select * from ti join tt on ti.k = +tt.k",
+        "select * from ti a join ti b on a.k = b.k",
+        "select * from ti a join ti b on a.k = b.k and a.v < b.v",
+        "select * from ti join tt on ti.k = tt.k join tn on tn.k = tt.k",
+        "select * from ti, tt where ti.k = tt.k and ti.v > tt.v",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+static void join_outer_and_empty(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_TYPES,
+        "select * from ti left join te on ti.k = te.k",
+        "select * from te left join ti on ti.k = te.k",
+        "select * from te right join ti on ti.k = te.k",
+        "select * from te full join ti on ti.k = te.k",
+        "select * from te join ti",
+        "select * from te left join ti on 1",
+        "select * from ti left join tt on ti.k = tt.k where tt.k is null",
+        "select * from ti left join tt on ti.k = tt.k "
+        "where tt.v is null or tt.v = 't2'",
+        "select * from ti left join tt on ti.k = tt.k left join tn "
+        "on tn.k = tt.k where tn.k is null",
+        "select * from ti left join tt on ti.k = tt.k join tn on tn.k = ti.k",
+        "select * from ti a left join ti b on a.k = b.k + 1 left join ti c "
+        "on c.k = b.k + 1",
+        "select * from ti left join (select * from tt where k > '1') s "
+        "on s.k = ti.k",
+        "select * from ti full join tt on ti.k = tt.k where tt.k is null",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+/* What sits above the join: aggregates, GROUP BY, ORDER BY, DISTINCT,
+ * LIMIT, subqueries; and many items. */
+static void join_above(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_TYPES,
+        "select count(*) from ti, tt, tn, tr",
+        "select ti.k, group_concat(tt.v) from ti left join tt "
+        "on ti.k = tt.k group by ti.k",
+        "select ti.k, count(tt.k) from ti left join tt on ti.k = tt.k "
+        "group by 1 having count(*) > 1",
+        "!select * from ti join tt on ti.k = tt.k order by ti.v, tt.v",
+        "!select * from ti, tt order by 1, 2, 3, 4 limit 5 offset 3",
+        "select distinct ti.k from ti, tt",
+        "select * from ti where k in (select tt.k from tt, tn "
+        "where tt.k = tn.k)",
+        "select * from ti, tt where ti.k = tt.k and ti.rowid > 1",
+        "select * from ti, tt where ti.rowid = 2 and tt.rowid = ti.rowid",
+        "select * from ti a, ti b, ti c, tn d where a.k = b.k and "
+        "b.k = c.k and c.k = d.k",
+        "select * from (select k from ti) a join (select k from tt) b "
+        "on a.k = b.k",
+        "select (select count(*) from ti x, ti y where x.k = y.k), "
+        "exists (select 1 from tt, tn where tt.k = tn.k)",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+/* Joins of many rows: several output batches, chains of one bucket
+ * longer than a batch, an outer join's NULL rows across batches. */
+static void join_batches(void **state)
+{
+    static const char *const sqls[] = {
+        "create table big(k, v)",
+        "create table few(k, w)",
+        "create table digits(d)",
+        "insert into digits values (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)",
+        "insert into big select n % 7, n from (select a.d * 1000 + b.d * 100 "
+        "+ c.d * 10 + e.d as n from digits a, digits b, digits c, digits e) "
+        "where n between 1 and 3000",
+        "insert into few values (1, 'one'), (3, 'three'), (9, 'nine')",
+        "select count(*), sum(big.v), sum(few.k) from big join few "
+        "on big.k = few.k",
+        "select count(*), sum(v) from big a join big b on a.k = b.k "
+        "where a.v < 200",
+        "select count(*), count(w) from big left join few on big.k = few.k",
+        "select count(*), count(v), count(w) from big full join few "
+        "on big.k = few.k and big.v < 5",
+        "select few.*, count(big.v) from few left join big on big.k = few.k "
+        "group by few.k",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(join_forms),
+        cmocka_unit_test(join_using_natural),
+        cmocka_unit_test(join_names),
+        cmocka_unit_test(join_key_semantics),
+        cmocka_unit_test(join_outer_and_empty),
+        cmocka_unit_test(join_above),
+        cmocka_unit_test(join_batches),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
