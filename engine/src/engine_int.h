@@ -338,6 +338,11 @@ struct engine_sort_key {
     bool nulls_first;
     enum engine_collation collation;
 };
+/* The order of rows a and b (one value per column) under keys: < 0, 0 or
+ * > 0, NULLs placed by each key's nulls_first (op_sort.c). */
+int engine__sort_compare(const struct engine_sort_key *keys, size_t key_count,
+                         const struct engine_value *a,
+                         const struct engine_value *b);
 /* ORDER BY. With limit (offset may be NULL) it keeps only the first
  * limit + offset rows as it goes: top-N, in memory bounded by N. */
 struct engine_op *engine__op_sort(struct engine_stmt *stmt,

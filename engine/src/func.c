@@ -231,6 +231,32 @@ size_t engine__func_cstr_size(const uint8_t *bytes, size_t size)
     return nul == NULL ? size : (size_t)(nul - bytes);
 }
 
+int engine__func_cstr(struct engine_func_context *ctx,
+                      const struct engine_value *v, const char **out)
+{
+    const uint8_t *bytes;
+    size_t size;
+    bool is_null;
+    char *copy;
+    int rc = engine__func_text(ctx, v, &bytes, &size, &is_null);
+
+    *out = NULL;
+    if (rc != 0 || is_null) {
+        return rc;
+    }
+    size = engine__func_cstr_size(bytes, size);
+    copy = engine__arena_alloc(ctx->arena, size + 1);
+    if (copy == NULL) {
+        return engine__func_error_nomem(ctx);
+    }
+    if (size > 0) {
+        memcpy(copy, bytes, size);
+    }
+    copy[size] = '\0';
+    *out = copy;
+    return 0;
+}
+
 int32_t engine__func_value_int32(const struct engine_value *v)
 {
     return (int32_t)(uint32_t)(uint64_t)engine__value_to_int(v);

@@ -351,34 +351,6 @@ static int time_value_parse(struct engine_func_context *ctx, const char *text,
     return 1;
 }
 
-/* sqlite3_value_text() of v as a NUL-terminated string in ctx->arena;
- * *text NULL for SQL NULL. */
-static int cstr_get(struct engine_func_context *ctx,
-                    const struct engine_value *v, const char **text)
-{
-    const uint8_t *bytes;
-    size_t size;
-    bool is_null;
-    char *copy;
-    int rc = engine__func_text(ctx, v, &bytes, &size, &is_null);
-
-    *text = NULL;
-    if (rc != 0 || is_null) {
-        return rc;
-    }
-    size = engine__func_cstr_size(bytes, size);
-    copy = engine__arena_alloc(ctx->arena, size + 1);
-    if (copy == NULL) {
-        return engine__func_error_nomem(ctx);
-    }
-    if (size > 0) {
-        memcpy(copy, bytes, size);
-    }
-    copy[size] = '\0';
-    *text = copy;
-    return 0;
-}
-
 /* The time value of isDate()'s first argument; *is_null when none. */
 static int first_arg_read(struct engine_func_context *ctx,
                           const struct engine_value *v,
@@ -391,7 +363,7 @@ static int first_arg_read(struct engine_func_context *ctx,
         raw_number_set(t, engine__value_to_real(v));
         return 0;
     }
-    rc = cstr_get(ctx, v, &text);
+    rc = engine__func_cstr(ctx, v, &text);
     if (rc != 0) {
         return rc;
     }
@@ -420,7 +392,7 @@ int engine__date_from_args(struct engine_func_context *ctx, int argc,
         return rc;
     }
     for (int i = 1; i < argc; i++) {
-        rc = cstr_get(ctx, &argv[i], &text);
+        rc = engine__func_cstr(ctx, &argv[i], &text);
         if (rc != 0) {
             return rc;
         }

@@ -37,6 +37,12 @@ int engine__func_text(struct engine_func_context *ctx,
  * NUL-terminated sqlite3_value_text() see. */
 size_t engine__func_cstr_size(const uint8_t *bytes, size_t size);
 
+/* v as sqlite3_value_text() gives it to C code: a NUL-terminated copy in
+ * ctx->arena, cut at the first NUL (*out NULL for an SQL NULL). 0 or an
+ * error. */
+int engine__func_cstr(struct engine_func_context *ctx,
+                      const struct engine_value *v, const char **out);
+
 /* sqlite3_value_int(): the int64 value truncated to 32 bits. */
 int32_t engine__func_value_int32(const struct engine_value *v);
 

@@ -43,32 +43,6 @@ static bool json_xdigit(char c)
     return json_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-int engine__json_cstr(struct engine_func_context *ctx,
-                      const struct engine_value *v, const char **out)
-{
-    const uint8_t *bytes;
-    size_t size;
-    bool is_null;
-    char *copy;
-    int rc = engine__func_text(ctx, v, &bytes, &size, &is_null);
-
-    *out = NULL;
-    if (rc != 0 || is_null) {
-        return rc;
-    }
-    size = engine__func_cstr_size(bytes, size);
-    copy = engine__arena_alloc(ctx->arena, size + 1);
-    if (copy == NULL) {
-        return engine__func_error_nomem(ctx);
-    }
-    if (size > 0) {
-        memcpy(copy, bytes, size);
-    }
-    copy[size] = '\0';
-    *out = copy;
-    return 0;
-}
-
 int64_t engine__json_add(struct engine_json_parse *parse, uint8_t type,
                          uint32_t n, const char *bytes)
 {
@@ -383,7 +357,7 @@ int engine__json_parse_value(struct engine_func_context *ctx,
                              const struct engine_value *v, bool *is_null)
 {
     const char *text;
-    int rc = engine__json_cstr(ctx, v, &text);
+    int rc = engine__func_cstr(ctx, v, &text);
 
     memset(parse, 0, sizeof(*parse));
     *is_null = rc == 0 && text == NULL;

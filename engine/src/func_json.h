@@ -81,11 +81,6 @@ struct engine_json_out {
     int error;       /* first error: COMMON_ENOMEM, ENGINE_ETOOBIG, ... */
 };
 
-/* The bytes of v as a NUL-terminated text in ctx->arena (NULL for an SQL
- * NULL), cut at the first NUL like sqlite3_value_text(). 0 or an error. */
-int engine__json_cstr(struct engine_func_context *ctx,
-                      const struct engine_value *v, const char **out);
-
 /* Parses text (NUL-terminated, borrowed for the parse's life). 0, or
  * ENGINE_ESQL with "malformed JSON" in ctx (or COMMON_ENOMEM). */
 int engine__json_parse(struct engine_func_context *ctx,

@@ -125,7 +125,7 @@ static int optional_path(struct engine_func_context *ctx,
         *node = parse->nodes;
         return 0;
     }
-    rc = engine__json_cstr(ctx, &argv[1], &path);
+    rc = engine__func_cstr(ctx, &argv[1], &path);
     if (rc == 0) {
         rc = engine__json_lookup(ctx, parse, path, NULL, node);
     }
@@ -214,7 +214,7 @@ static int extract_one(struct engine_func_context *ctx,
 {
     struct engine_json_node *node;
     const char *path;
-    int rc = engine__json_cstr(ctx, path_arg, &path);
+    int rc = engine__func_cstr(ctx, path_arg, &path);
 
     if (rc != 0 || path == NULL) {
         return rc;
@@ -251,7 +251,7 @@ static int extract_many(struct engine_func_context *ctx,
     for (int i = 1; rc == 0 && i < argc; i++) {
         struct engine_json_node *node = NULL;
         const char *path;
-        rc = engine__json_cstr(ctx, &argv[i], &path);
+        rc = engine__func_cstr(ctx, &argv[i], &path);
         if (rc == 0) {
             rc = engine__json_lookup(ctx, parse, path, NULL, &node);
         }
@@ -325,7 +325,7 @@ ENGINE__FUNC_SCALAR(json_remove)
     for (int i = 1; rc == 0 && !is_null && i < argc; i++) {
         struct engine_json_node *node;
         const char *path;
-        rc = engine__json_cstr(ctx, &argv[i], &path);
+        rc = engine__func_cstr(ctx, &argv[i], &path);
         if (rc != 0 || path == NULL) {
             is_null = true;
             break;
@@ -368,7 +368,7 @@ static int edit(struct engine_func_context *ctx, int argc,
         struct engine_json_node *node;
         const char *path;
         bool appended = false;
-        rc = engine__json_cstr(ctx, &argv[i], &path);
+        rc = engine__func_cstr(ctx, &argv[i], &path);
         if (rc == 0) {
             rc = engine__json_lookup(ctx, &parse, path,
                                      create ? &appended : NULL, &node);
@@ -515,11 +515,11 @@ ENGINE__FUNC_SCALAR(json_patch)
     *out = engine__value_null();
     /* A NULL document or patch is a NULL result (jsonParse() of a NULL
      * text fails without a message). */
-    rc = engine__json_cstr(ctx, &argv[0], &text);
+    rc = engine__func_cstr(ctx, &argv[0], &text);
     if (rc == 0 && text != NULL) {
         rc = engine__json_parse(ctx, &target, text);
         if (rc == 0) {
-            rc = engine__json_cstr(ctx, &argv[1], &text);
+            rc = engine__func_cstr(ctx, &argv[1], &text);
         }
         if (rc == 0 && text != NULL) {
             rc = engine__json_parse(ctx, &patch, text);

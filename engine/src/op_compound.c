@@ -191,33 +191,6 @@ static bool rows_equal(const struct engine_value *a,
     return true;
 }
 
-/* Sort order of two rows under keys (as op_sort.c orders them). */
-static int compare_on_keys(const struct engine_sort_key *keys, size_t key_count,
-                           const struct engine_value *a,
-                           const struct engine_value *b)
-{
-    for (size_t k = 0; k < key_count; k++) {
-        const struct engine_sort_key *key = &keys[k];
-        const struct engine_value *u = &a[key->column];
-        const struct engine_value *v = &b[key->column];
-        bool u_null = u->type == ENGINE_NULL;
-        bool v_null = v->type == ENGINE_NULL;
-        int c;
-
-        if (u_null || v_null) {
-            if (u_null && v_null) {
-                continue;
-            }
-            return (u_null == key->nulls_first) ? -1 : 1;
-        }
-        c = engine__value_compare(u, v, key->collation);
-        if (c != 0) {
-            return key->descending ? -c : c;
-        }
-    }
-    return 0;
-}
-
 /* ---- concat: UNION ALL, streaming ---- */
 
 struct concat_state {
@@ -366,9 +339,9 @@ static int compare_kept(const void *ctx, size_t a, size_t b)
 {
     const struct set_state *state = ctx;
 
-    return compare_on_keys(state->keys, state->width,
-                           &state->kept.values[a * state->width],
-                           &state->kept.values[b * state->width]);
+    return engine__sort_compare(state->keys, state->width,
+                                &state->kept.values[a * state->width],
+                                &state->kept.values[b * state->width]);
 }
 
 /* The surviving classes' rows, sorted, into the output list. */
@@ -549,7 +522,7 @@ static int merge_step(struct merge_state *state, size_t *i, size_t *j)
 {
     const struct engine_value *a = &state->a.values[*i * state->width];
     const struct engine_value *b = &state->b.values[*j * state->width];
-    int c = compare_on_keys(state->keys, state->key_count, a, b);
+    int c = engine__sort_compare(state->keys, state->key_count, a, b);
     enum ast_compound_op kind = state->kind;
     int rc = 0;
 

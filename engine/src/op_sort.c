@@ -225,11 +225,6 @@ static int sort_grow(struct sort_state *state, size_t width)
     return 0;
 }
 
-/* Copies the live rows of in into the sort's buffer. */
-static int compare_keys(const struct sort_state *state,
-                        const struct engine_value *a,
-                        const struct engine_value *b);
-
 /* Top-N: once the buffer holds the rows to keep, a row that does not sort
  * strictly before the last of them can never be kept (a tie loses: it
  * comes later in the input), so it is not even copied. */
@@ -239,10 +234,12 @@ static bool cannot_place(const struct engine_op *op,
     const struct sort_state *state = op->state;
 
     return state->has_threshold &&
-           compare_keys(state, row,
-                        &state->rows[state->threshold * op->column_count]) >= 0;
+           engine__sort_compare(
+               state->keys, state->key_count, row,
+               &state->rows[state->threshold * op->column_count]) >= 0;
 }
 
+/* Copies the live rows of in into the sort's buffer. */
 static int sort_absorb(struct engine_op *op, const struct engine_batch *in)
 {
     struct sort_state *state = op->state;
@@ -273,13 +270,12 @@ static int sort_absorb(struct engine_op *op, const struct engine_batch *in)
     return 0;
 }
 
-/* Sort order of two rows given as one value per column. */
-static int compare_keys(const struct sort_state *state,
-                        const struct engine_value *a,
-                        const struct engine_value *b)
+int engine__sort_compare(const struct engine_sort_key *keys, size_t key_count,
+                         const struct engine_value *a,
+                         const struct engine_value *b)
 {
-    for (size_t k = 0; k < state->key_count; k++) {
-        const struct engine_sort_key *key = &state->keys[k];
+    for (size_t k = 0; k < key_count; k++) {
+        const struct engine_sort_key *key = &keys[k];
         const struct engine_value *u = &a[key->column];
         const struct engine_value *v = &b[key->column];
         bool u_null = u->type == ENGINE_NULL;
@@ -305,8 +301,9 @@ static int compare_rows(const void *ctx, size_t x, size_t y)
     const struct engine_op *op = ctx;
     const struct sort_state *state = op->state;
 
-    return compare_keys(state, &state->rows[x * op->column_count],
-                        &state->rows[y * op->column_count]);
+    return engine__sort_compare(state->keys, state->key_count,
+                                &state->rows[x * op->column_count],
+                                &state->rows[y * op->column_count]);
 }
 
 /* Sorts the buffered rows into state->order. */
