@@ -83,12 +83,38 @@ struct engine_access_run {
 /* The access path for a read of table whose WHERE is where_ast, compiled
  * into where over a scope whose column rowid_column is the rowid; *out is
  * NULL when no term of the WHERE's top-level AND can be used (the table is
- * scanned). Allocates in the statement's plan arena: 0 or COMMON_ENOMEM. */
+ * scanned). hint (NULL: none) is the FROM item's INDEXED BY or NOT
+ * INDEXED: NOT INDEXED allows only the rowid's paths, INDEXED BY only
+ * lookups through its index. Where SQLite would scan the whole index
+ * instead, sinew scans the table: the same rows, in rowid order.
+ * Allocates in the statement's plan arena: 0 or COMMON_ENOMEM. */
 int engine__plan_access(struct engine_stmt *stmt,
                         const struct engine_table *table,
                         ptrdiff_t rowid_column,
+                        const struct ast_index_hint *hint,
                         const struct ast_expr *where_ast,
                         struct engine_expr *where, struct engine_access **out);
+
+/* The lookup a join can make into table, its right item, for each left
+ * row (op_join_index.c): terms (asts[i] as written, exprs[i] compiled over
+ * the join's combined row, in which the table's columns start at first
+ * and its rowid follows them) are the join's; an "=" between a column of
+ * the table (or its rowid) and a value over the left items only serves
+ * under the same rules as a single-table read's, and the same choice is
+ * made among the rowid, the UNIQUE keys and the indexes the hint allows.
+ * *out NULL when none serves. Plan arena: 0 or COMMON_ENOMEM. */
+int engine__plan_access_join(struct engine_stmt *stmt,
+                             const struct engine_table *table, size_t first,
+                             const struct ast_index_hint *hint,
+                             const struct ast_expr *const *asts,
+                             struct engine_expr *const *exprs, size_t count,
+                             struct engine_access **out);
+
+/* "no such index: x" when hint names an index table does not have
+ * (sqlite3IndexedByLookup), else 0. */
+int engine__plan_index_hint_check(struct engine_stmt *stmt,
+                                  const struct engine_table *table,
+                                  const struct ast_index_hint *hint);
 
 /* Whether access looks rows up through a CREATE INDEX that has column:
  * an UPDATE writing it loses SQLite's one pass (dml_pass.c). */
@@ -110,6 +136,18 @@ int engine__access_next(const struct engine_access *access,
                         struct engine_arena *arena, bool reverse,
                         size_t *cursor, uint32_t *out, uint32_t max,
                         uint32_t *count);
+
+/* The rows of an equality path (ROWID, KEY or INDEX) for the values
+ * given (one per access value, as evaluated; converted in place, bytes in
+ * arena): their slots into run->found in rowid order (found_next 0), or
+ * run->scan_all when every row must be tried (the key is no longer the
+ * table's). A NULL value finds nothing (only "=" paths). 0 or
+ * COMMON_ENOMEM. */
+int engine__access_find(const struct engine_access *access,
+                        struct engine_access_run *run,
+                        const struct engine_table *table,
+                        struct engine_value *values,
+                        struct engine_arena *arena);
 
 /* Starts run again, for a new execution; access (or NULL) no longer
  * answers its terms until it runs. */

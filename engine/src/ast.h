@@ -41,6 +41,7 @@ enum ast_expr_kind {
     AST_FUNCTION,  /* .function: also aggregates; resolved by the planner */
     AST_IS_NULL,   /* .unary.operand IS NULL / ISNULL */
     AST_NOT_NULL,  /* .unary.operand IS NOT NULL / NOTNULL / NOT NULL */
+    AST_RAISE,     /* .raise: only inside a trigger program */
 };
 
 enum ast_unary_op {
@@ -84,6 +85,8 @@ enum ast_like_kind {
 };
 
 struct ast_expr;
+struct ast_cte;
+struct ast_window;
 
 struct ast_expr_list {
     struct ast_expr **items;
@@ -162,7 +165,14 @@ struct ast_expr {
             bool star;                 /* count(*) */
             bool distinct;             /* f(DISTINCT x) */
             struct ast_expr *filter;   /* FILTER (WHERE ...); NULL if none */
+            struct ast_window *over;   /* OVER ...: a window function call;
+                                          NULL for a plain call */
         } function;
+        struct {
+            int action;          /* enum ast_conflict: IGNORE, ROLLBACK,
+                                    ABORT or FAIL */
+            const char *message; /* NULL for RAISE(IGNORE) */
+        } raise;
     } u;
 };
 
@@ -190,6 +200,13 @@ enum ast_join_kind {
     AST_JOIN_FULL,      /* FULL [OUTER] JOIN */
 };
 
+/* INDEXED BY name or NOT INDEXED after a table name (indexed_opt in
+ * SQLite's parse.y): which indexes a read of the table may use. */
+struct ast_index_hint {
+    const char *indexed_by; /* only this index; NULL if not written */
+    bool not_indexed;       /* no index, only rowid lookups */
+};
+
 /* One FROM item and its join to the items before it. */
 struct ast_from_item {
     const char *table;         /* a table name; NULL for a subquery */
@@ -201,6 +218,44 @@ struct ast_from_item {
     struct ast_expr *on;        /* ON expr; NULL if absent */
     const char **using_columns; /* USING (a, b); NULL if absent */
     size_t using_count;
+    struct ast_index_hint hint;
+    /* Set by the planner's WITH pass (plan_cte_bind.c) when the name is a
+     * common table expression: then select is its body, alias its name
+     * unless one is written, and table NULL; or, recursive, the item reads
+     * the row of cte's own recursion (select and table NULL). */
+    struct ast_cte *cte;
+    bool recursive;
+    /* A table-valued function call, table(args) (parse.y's "nm dbnm LP
+     * exprlist RP"): table is the function's name (func_json_each.c). */
+    bool function;
+    struct ast_expr_list args;
+};
+
+/* One common table expression of a WITH clause (parse.y's wqitem):
+ * name [(columns)] AS [[NOT] MATERIALIZED] (select). */
+struct ast_cte {
+    const char *name;
+    const char **columns; /* the column list; NULL if none */
+    size_t column_count;
+    struct ast_select *select;
+    int materialized; /* 1 MATERIALIZED, -1 NOT MATERIALIZED, 0 neither: a
+                         hint that changes no deterministic result */
+    size_t position;
+    /* The planner's (plan_cte_bind.c): whether the body is bound yet, and
+     * how many of its rightmost terms read the recursion's row. */
+    int bind_state;
+    const char *bind_error; /* while its body is bound: the error a
+                               reference to it there gives */
+    size_t recursive_terms;
+    void *planning; /* plan_cte.c's, while it plans the recursion */
+};
+
+/* WITH [RECURSIVE] cte, ...: on a statement's or subquery's SELECT (the
+ * top node of a compound) and on INSERT, UPDATE and DELETE. */
+struct ast_with {
+    bool recursive; /* written; SQLite recurses without it too */
+    struct ast_cte *ctes;
+    size_t count;
 };
 
 struct ast_order_item {
@@ -211,6 +266,52 @@ struct ast_order_item {
         AST_NULLS_FIRST,
         AST_NULLS_LAST,
     } nulls;
+};
+
+/* ---- window definitions (SQLite's struct Window, parse.y windowdefn) ---- */
+
+enum ast_frame_type {
+    AST_FRAME_RANGE, /* also the default frame */
+    AST_FRAME_ROWS,
+    AST_FRAME_GROUPS,
+};
+
+enum ast_bound_kind {
+    AST_BOUND_UNBOUNDED_PRECEDING,
+    AST_BOUND_PRECEDING, /* offset PRECEDING */
+    AST_BOUND_CURRENT_ROW,
+    AST_BOUND_FOLLOWING, /* offset FOLLOWING */
+    AST_BOUND_UNBOUNDED_FOLLOWING,
+};
+
+enum ast_exclude {
+    AST_EXCLUDE_NO_OTHERS = 0, /* also when not written */
+    AST_EXCLUDE_CURRENT_ROW,
+    AST_EXCLUDE_GROUP,
+    AST_EXCLUDE_TIES,
+};
+
+struct ast_frame_bound {
+    enum ast_bound_kind kind;
+    struct ast_expr *offset; /* PRECEDING and FOLLOWING only */
+};
+
+/* OVER name (is_reference: only .base is set), OVER ([base] ...) or a
+ * WINDOW clause's "name AS ([base] ...)". */
+struct ast_window {
+    const char *name;  /* WINDOW name AS (...); NULL otherwise */
+    const char *base;  /* the window named first inside the parentheses,
+                          or after OVER; NULL if none */
+    bool is_reference; /* OVER name, without parentheses */
+    struct ast_expr_list partition_by;
+    struct ast_order_item *order_by;
+    size_t order_by_count;
+    bool has_frame; /* a frame was written (else the default one) */
+    enum ast_frame_type frame_type;
+    struct ast_frame_bound start;
+    struct ast_frame_bound end;
+    enum ast_exclude exclude;
+    size_t position;
 };
 
 /* The most SELECTs one compound may chain: SQLite's default
@@ -242,7 +343,9 @@ struct ast_select {
     size_t from_count;
     struct ast_expr *where; /* NULL if absent */
     struct ast_expr_list group_by;
-    struct ast_expr *having; /* NULL if absent */
+    struct ast_expr *having;    /* NULL if absent */
+    struct ast_window *windows; /* WINDOW clause definitions, in order */
+    size_t window_count;
     /* VALUES (...), (...) as a statement or subquery: columns is NULL, and
      * values holds value_row_count rows of value_column_count expressions
      * each (row-major). */
@@ -254,6 +357,7 @@ struct ast_select {
     struct ast_expr *limit;  /* NULL if absent */
     struct ast_expr *offset; /* NULL if absent; LIMIT a, b sets
                                 offset = a, limit = b */
+    struct ast_with *with;   /* NULL if none */
     size_t position;
 };
 
@@ -330,9 +434,78 @@ struct ast_create_index {
     struct ast_expr *where; /* partial index; NULL if none */
 };
 
+/* CREATE [TEMP] VIEW [IF NOT EXISTS] [schema.]name [(columns)] AS select. */
+struct ast_create_view {
+    const char *name;
+    bool if_not_exists;
+    bool temporary;
+    const char **columns; /* the column list; count 0 if none */
+    size_t column_count;
+    struct ast_select *select;
+    size_t name_offset; /* where the unqualified name starts in the text:
+                           sqlite_schema's text is "CREATE VIEW " and the
+                           statement from there (sqlite3CreateView) */
+};
+
+/* CREATE [TEMP] TRIGGER [IF NOT EXISTS] [schema.]name [BEFORE|AFTER|
+ * INSTEAD OF] DELETE|INSERT|UPDATE [OF columns] ON table [FOR EACH ROW]
+ * [WHEN expr] BEGIN step; ... END (trigger.c). */
+enum ast_trigger_timing {
+    AST_TRIGGER_BEFORE, /* also when no timing is written */
+    AST_TRIGGER_AFTER,
+    AST_TRIGGER_INSTEAD_OF,
+};
+
+struct ast_stmt;
+
+struct ast_create_trigger {
+    const char *name;
+    bool if_not_exists;
+    bool temporary;
+    enum ast_trigger_timing timing;
+    enum ast_trigger_event {
+        AST_TRIGGER_DELETE,
+        AST_TRIGGER_INSERT,
+        AST_TRIGGER_UPDATE,
+    } event;
+    const char **columns; /* UPDATE OF columns; count 0 if none */
+    size_t column_count;
+    const char *table;
+    const char *schema;       /* "main" or "temp" before the name; or NULL */
+    const char *table_schema; /* the same before the table */
+    struct ast_expr *when;    /* NULL if absent */
+    struct ast_stmt **steps;  /* INSERT, UPDATE, DELETE or SELECT */
+    size_t step_count;
+    size_t name_offset; /* where the unqualified name starts in the text:
+                           sqlite_schema's text is "CREATE TRIGGER " and the
+                           statement from there to END (sqlite3FinishTrigger) */
+    size_t text_end;    /* just past END */
+};
+
 struct ast_drop {
     const char *name;
     bool if_exists;
+    const char *schema; /* DROP VIEW schema.name; NULL if not written */
+};
+
+/* ALTER TABLE [schema.]table ... (SQLite's four forms). */
+enum ast_alter_kind {
+    AST_ALTER_RENAME_TABLE,  /* RENAME TO new_name */
+    AST_ALTER_RENAME_COLUMN, /* RENAME [COLUMN] column TO new_name */
+    AST_ALTER_ADD_COLUMN,    /* ADD [COLUMN] column_def */
+    AST_ALTER_DROP_COLUMN,   /* DROP [COLUMN] column */
+};
+
+struct ast_alter_table {
+    enum ast_alter_kind kind;
+    const char *schema; /* NULL when not written */
+    const char *table;
+    const char *column;               /* RENAME COLUMN, DROP COLUMN */
+    const char *column_text;          /* that column as written, for messages */
+    const char *new_name;             /* RENAME */
+    bool new_name_quoted;             /* written quoted ("x", [x], `x`, 'x') */
+    struct ast_column_def column_def; /* ADD COLUMN */
+    size_t column_def_end;            /* ADD COLUMN: just past its last token */
 };
 
 /* ---- INSERT / UPDATE / DELETE ---- */
@@ -369,23 +542,28 @@ struct ast_insert {
     struct ast_upsert *upserts; /* ON CONFLICT clauses, in order */
     size_t upsert_count;
     struct ast_returning returning;
+    struct ast_with *with; /* WITH before INSERT; NULL if none */
 };
 
 struct ast_update {
     enum ast_conflict conflict;
     const char *table;
     const char *alias;
+    struct ast_index_hint hint;
     struct ast_assignment *assignments;
     size_t assignment_count;
     struct ast_expr *where;
     struct ast_returning returning;
+    struct ast_with *with; /* WITH before UPDATE; NULL if none */
 };
 
 struct ast_delete {
     const char *table;
     const char *alias;
+    struct ast_index_hint hint;
     struct ast_expr *where;
     struct ast_returning returning;
+    struct ast_with *with; /* WITH before DELETE; NULL if none */
 };
 
 /* ---- statements ---- */
@@ -402,11 +580,17 @@ enum ast_stmt_kind {
     AST_STMT_BEGIN,
     AST_STMT_COMMIT, /* COMMIT and END */
     AST_STMT_ROLLBACK,
-    AST_STMT_SAVEPOINT,   /* .savepoint */
-    AST_STMT_RELEASE,     /* .savepoint: RELEASE [SAVEPOINT] nm */
-    AST_STMT_ROLLBACK_TO, /* .savepoint: ROLLBACK [TRANSACTION] TO ... */
-    AST_STMT_PRAGMA,      /* .pragma */
-    AST_STMT_VACUUM,      /* .vacuum */
+    AST_STMT_SAVEPOINT,      /* .savepoint */
+    AST_STMT_RELEASE,        /* .savepoint: RELEASE [SAVEPOINT] nm */
+    AST_STMT_ROLLBACK_TO,    /* .savepoint: ROLLBACK [TRANSACTION] TO ... */
+    AST_STMT_PRAGMA,         /* .pragma */
+    AST_STMT_VACUUM,         /* .vacuum */
+    AST_STMT_REINDEX,        /* .reindex */
+    AST_STMT_ALTER_TABLE,    /* .alter_table */
+    AST_STMT_CREATE_VIEW,    /* .create_view */
+    AST_STMT_DROP_VIEW,      /* .drop */
+    AST_STMT_CREATE_TRIGGER, /* .create_trigger */
+    AST_STMT_DROP_TRIGGER,   /* .drop */
 };
 
 /* PRAGMA [schema.]name [= value | (value)]. The value is the text SQLite's
@@ -428,13 +612,21 @@ struct ast_vacuum {
     const char *schema_text; /* the schema as written, for messages */
 };
 
+/* REINDEX [[schema.]name]: every index, those of a collation or table,
+ * or one index. */
+struct ast_reindex {
+    const char *schema; /* NULL when not written */
+    const char *name;   /* NULL: every index */
+};
+
 struct ast_stmt {
     enum ast_stmt_kind kind;
     size_t position;
     union {
         struct ast_select *select;
         struct ast_create_table create_table;
-        struct ast_drop drop; /* DROP TABLE and DROP INDEX */
+        struct ast_drop drop; /* DROP TABLE, DROP INDEX and DROP VIEW */
+        struct ast_create_view create_view;
         struct ast_create_index create_index;
         struct ast_insert insert;
         struct ast_update update;
@@ -442,6 +634,9 @@ struct ast_stmt {
         struct ast_pragma pragma;
         struct ast_savepoint savepoint;
         struct ast_vacuum vacuum;
+        struct ast_reindex reindex;
+        struct ast_create_trigger *create_trigger;
+        struct ast_alter_table alter_table;
         bool begin_immediate; /* BEGIN IMMEDIATE or EXCLUSIVE */
     } u;
     /* Parameters: the highest number used, and the name of each (index 1

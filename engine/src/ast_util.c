@@ -67,7 +67,8 @@ static bool function_equal(const struct ast_expr *a, const struct ast_expr *b)
            a->u.function.star == b->u.function.star &&
            a->u.function.distinct == b->u.function.distinct &&
            lists_equal(&a->u.function.args, &b->u.function.args) &&
-           engine__ast_equal(a->u.function.filter, b->u.function.filter);
+           engine__ast_equal(a->u.function.filter, b->u.function.filter) &&
+           a->u.function.over == b->u.function.over;
 }
 
 static bool kind_equal(const struct ast_expr *a, const struct ast_expr *b)
@@ -129,6 +130,9 @@ static bool function_is_aggregate(const struct ast_expr *ast)
     const char *name = ast->u.function.name;
     size_t argc = ast->u.function.args.count;
 
+    if (ast->u.function.over != NULL) {
+        return false; /* a window function (plan_window.c) */
+    }
     if (ast->u.function.star) {
         return true;
     }
@@ -137,6 +141,23 @@ static bool function_is_aggregate(const struct ast_expr *ast)
         return false;
     }
     return engine__aggregate_lookup(name, strlen(name)) != NULL;
+}
+
+/* Aggregates in a window's PARTITION BY and ORDER BY make the query an
+ * aggregate one, as SQLite's resolver sees them ("rank() OVER (ORDER BY
+ * sum(x))"). */
+static size_t window_count_aggregates(const struct ast_window *w)
+{
+    size_t count = 0;
+
+    if (w == NULL) {
+        return 0;
+    }
+    count = list_count_aggregates(&w->partition_by);
+    for (size_t i = 0; i < w->order_by_count; i++) {
+        count += engine__ast_count_aggregates(w->order_by[i].expr);
+    }
+    return count;
 }
 
 static size_t count3(const struct ast_expr *a, const struct ast_expr *b,
@@ -173,13 +194,18 @@ size_t engine__ast_count_aggregates(const struct ast_expr *ast)
         return count3(ast->u.like.operand, ast->u.like.pattern,
                       ast->u.like.escape);
     case AST_IN_LIST:
+        /* "x IN ()" is the integer 0 to SQLite (children_any below). */
+        if (ast->u.in_list.items.count == 0) {
+            return 0;
+        }
         return engine__ast_count_aggregates(ast->u.in_list.operand) +
                list_count_aggregates(&ast->u.in_list.items);
     case AST_IN_SELECT:
         return engine__ast_count_aggregates(ast->u.in_select.operand);
     case AST_FUNCTION:
         return (function_is_aggregate(ast) ? 1 : 0) +
-               list_count_aggregates(&ast->u.function.args);
+               list_count_aggregates(&ast->u.function.args) +
+               window_count_aggregates(ast->u.function.over);
     default:
         return 0;
     }
@@ -312,6 +338,21 @@ static bool any3(const struct ast_expr *a, const struct ast_expr *b,
            engine__ast_any(c, test, arg);
 }
 
+static bool window_any(const struct ast_window *w,
+                       bool (*test)(const struct ast_expr *, const void *),
+                       const void *arg)
+{
+    if (w == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < w->order_by_count; i++) {
+        if (engine__ast_any(w->order_by[i].expr, test, arg)) {
+            return true;
+        }
+    }
+    return list_any(&w->partition_by, test, arg);
+}
+
 static bool children_any(const struct ast_expr *ast,
                          bool (*test)(const struct ast_expr *, const void *),
                          const void *arg)
@@ -339,13 +380,19 @@ static bool children_any(const struct ast_expr *ast,
         return any3(ast->u.like.operand, ast->u.like.pattern,
                     ast->u.like.escape, test, arg);
     case AST_IN_LIST:
+        /* SQLite's parser makes "x IN ()" the integer 0 (parse.y), so
+         * nothing looks at x: not its columns, not its aggregates. */
+        if (ast->u.in_list.items.count == 0) {
+            return false;
+        }
         return engine__ast_any(ast->u.in_list.operand, test, arg) ||
                list_any(&ast->u.in_list.items, test, arg);
     case AST_IN_SELECT:
         return engine__ast_any(ast->u.in_select.operand, test, arg);
     case AST_FUNCTION:
         return engine__ast_any(ast->u.function.filter, test, arg) ||
-               list_any(&ast->u.function.args, test, arg);
+               list_any(&ast->u.function.args, test, arg) ||
+               window_any(ast->u.function.over, test, arg);
     default:
         return false;
     }

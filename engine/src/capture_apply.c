@@ -416,24 +416,32 @@ static int apply_row(struct apply_sql *sql)
     return run(sql);
 }
 
-/* A schema change from elsewhere: exactly one CREATE or DROP of a table or
- * index (what the commit hook reports), run as user SQL, so a module's
- * reserved names stay refused; never a second statement, never DML. */
+/* A schema change from elsewhere: exactly one CREATE or DROP of a table,
+ * index or view (what the commit hook reports), run as user SQL, so a
+ * module's reserved names stay refused; never a second statement, never
+ * DML. A view made again with the same text, or dropped where it is not,
+ * is nothing to do. */
 static int apply_schema(struct engine_db *db, const char *text)
 {
     unsigned kinds = 1u << AST_STMT_CREATE_TABLE | 1u << AST_STMT_DROP_TABLE |
-                     1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX;
+                     1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX |
+                     1u << AST_STMT_CREATE_VIEW | 1u << AST_STMT_DROP_VIEW |
+                     1u << AST_STMT_ALTER_TABLE |
+                     1u << AST_STMT_CREATE_TRIGGER |
+                     1u << AST_STMT_DROP_TRIGGER;
     int rc = engine__schema_check_one(text, kinds);
+    bool noop = false;
 
+    rc = rc == 0 ? engine__view_apply_is_noop(db, text, &noop) : rc;
     if (rc == COMMON_ENOMEM) {
         return engine__db_error(db, rc, "out of memory");
     }
     if (rc != 0) {
         return engine__db_error(db, ENGINE_ESQL,
                                 "a schema change must be one CREATE or DROP "
-                                "of a table or index");
+                                "of a table, index or view");
     }
-    return engine_exec(db, text, NULL, NULL);
+    return noop ? 0 : engine_exec(db, text, NULL, NULL);
 }
 
 int engine_apply_change(struct engine_db *db,

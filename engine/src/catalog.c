@@ -54,3 +54,15 @@ void engine__catalog_remove(struct engine_db *db, struct engine_table *table)
         }
     }
 }
+
+void engine__catalog_replace(struct engine_db *db, struct engine_table *from,
+                             struct engine_table *to)
+{
+    for (size_t i = 0; i < db->table_count; i++) {
+        if (db->tables[i] == from) {
+            db->tables[i] = to;
+            db->schema_version++;
+            return;
+        }
+    }
+}

@@ -48,7 +48,11 @@ void engine_close(struct engine_db *db)
     }
     engine__undo_rollback(db, 0);
     engine__db_catalog_clear(db);
+    engine__view_clear(db, true);
+    engine__trigger_clear(db, true);
     common_free(db->tables);
+    common_free(db->views);
+    common_free(db->triggers);
     common_free(db->undo);
     engine__savepoint_close(db);
     common_buf_close(&db->redo);
@@ -64,6 +68,8 @@ void engine__db_catalog_clear(struct engine_db *db)
         engine__table_destroy(db->tables[i]);
     }
     db->table_count = 0;
+    engine__view_clear(db, false);
+    engine__trigger_clear(db, false);
     db->user_version = 0;
     db->schema_version++;
 }

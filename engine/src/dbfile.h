@@ -20,6 +20,8 @@
 /* Catalog entry kinds. */
 #define ENGINE__DBFILE_TABLE 't'
 #define ENGINE__DBFILE_INDEX 'i'
+#define ENGINE__DBFILE_VIEW 'v'
+#define ENGINE__DBFILE_TRIGGER 'r'
 
 /* Index section entry kinds (dbfile_index.c). */
 #define ENGINE__DBFILE_CONSTRAINT_KEY                                          \

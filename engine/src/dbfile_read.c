@@ -126,15 +126,18 @@ static int load_catalog(struct engine_db *db, struct common_reader *reader,
         uint8_t kind;
 
         if (common_reader_byte(reader, &kind) != 0 ||
-            (kind != ENGINE__DBFILE_TABLE && kind != ENGINE__DBFILE_INDEX)) {
+            (kind != ENGINE__DBFILE_TABLE && kind != ENGINE__DBFILE_INDEX &&
+             kind != ENGINE__DBFILE_VIEW && kind != ENGINE__DBFILE_TRIGGER)) {
             return ENGINE_ECORRUPT;
         }
         rc = get_text(reader, text);
         if (rc == 0) {
-            rc = engine__dbfile_run_schema(db, (const char *)text->data,
-                                           kind == ENGINE__DBFILE_TABLE
-                                               ? 1u << AST_STMT_CREATE_TABLE
-                                               : 1u << AST_STMT_CREATE_INDEX);
+            rc = engine__dbfile_run_schema(
+                db, (const char *)text->data,
+                kind == ENGINE__DBFILE_TABLE   ? 1u << AST_STMT_CREATE_TABLE
+                : kind == ENGINE__DBFILE_INDEX ? 1u << AST_STMT_CREATE_INDEX
+                : kind == ENGINE__DBFILE_VIEW  ? 1u << AST_STMT_CREATE_VIEW
+                                               : 1u << AST_STMT_CREATE_TRIGGER);
         }
     }
     return rc;

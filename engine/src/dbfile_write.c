@@ -31,6 +31,12 @@ static size_t object_count(const struct engine_db *db)
 {
     size_t count = db->table_count;
 
+    for (size_t v = 0; v < db->view_count; v++) {
+        count += !db->views[v]->temporary;
+    }
+    for (size_t r = 0; r < db->trigger_count; r++) {
+        count += !db->triggers[r]->temporary;
+    }
     for (size_t t = 0; t < db->table_count; t++) {
         count += db->tables[t]->index_count;
     }
@@ -60,6 +66,22 @@ static int next_object(const struct engine_db *db, uint64_t after,
                 *sql = index->sql;
                 *kind = ENGINE__DBFILE_INDEX;
             }
+        }
+    }
+    for (size_t v = 0; v < db->view_count; v++) {
+        if (db->views[v]->sequence > after && db->views[v]->sequence < best &&
+            !db->views[v]->temporary) {
+            best = db->views[v]->sequence;
+            *sql = db->views[v]->sql;
+            *kind = ENGINE__DBFILE_VIEW;
+        }
+    }
+    for (size_t r = 0; r < db->trigger_count; r++) {
+        if (db->triggers[r]->sequence > after &&
+            db->triggers[r]->sequence < best && !db->triggers[r]->temporary) {
+            best = db->triggers[r]->sequence;
+            *sql = db->triggers[r]->sql;
+            *kind = ENGINE__DBFILE_TRIGGER;
         }
     }
     *sequence = best;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * ddl.c: CREATE/DROP TABLE and INDEX, and BEGIN/COMMIT/ROLLBACK (the
- * savepoint statements are savepoint.c's), with SQLite's messages. Schema
+ * savepoint statements are savepoint.c's, views view.c's), with SQLite's
+ * messages. Schema
  * changes go through the undo log like row changes, so ROLLBACK undoes a
  * CREATE TABLE too.
  */
@@ -43,11 +44,14 @@ static int create_table(struct engine_stmt *stmt)
     size_t position;
     int rc;
 
-    if (engine__catalog_find(db, def->name) != NULL) {
+    if (engine__catalog_find(db, def->name) != NULL ||
+        engine__view_find(db, def->name) != NULL) {
         return def->if_not_exists
                    ? 0
-                   : engine__db_error(db, ENGINE_ESQL,
-                                      "table %s already exists", def->name);
+                   : engine__db_error(
+                         db, ENGINE_ESQL, "%s %s already exists",
+                         engine__view_find(db, def->name) ? "view" : "table",
+                         def->name);
     }
     if (find_index(db, def->name, &position) != NULL) {
         return engine__db_error(
@@ -89,12 +93,20 @@ static int drop_table(struct engine_stmt *stmt)
     struct engine_db *db = stmt->db;
     struct engine_table *table = engine__catalog_find(db, drop->name);
 
+    if (table == NULL && engine__view_find(db, drop->name) != NULL) {
+        return engine__db_error(db, ENGINE_ESQL,
+                                "use DROP VIEW to delete view %s", drop->name);
+    }
     if (table == NULL) {
         if (drop->if_exists) {
             return 0;
         }
         return engine__db_error(db, ENGINE_ESQL, "no such table: %s",
                                 drop->name);
+    }
+    /* Its triggers go first (sqlite3DropTable drops them before it). */
+    if (engine__trigger_drop_for_table(db, table->name) != 0) {
+        return db->errcode;
     }
     if (engine__undo_record(db, ENGINE_UNDO_DROP_TABLE, table, 0) != 0) {
         return engine__db_error(db, COMMON_ENOMEM, "out of memory");
@@ -201,6 +213,9 @@ static int create_index(struct engine_stmt *stmt)
     struct engine_db *db = stmt->db;
     size_t position;
 
+    if (engine__view_find(db, def->table) != NULL) {
+        return engine__db_error(db, ENGINE_ESQL, "views may not be indexed");
+    }
     if (engine__catalog_find(db, def->table) == NULL) {
         return engine__db_error(db, ENGINE_ESQL, "no such table: main.%s",
                                 def->table);
@@ -211,7 +226,8 @@ static int create_index(struct engine_stmt *stmt)
                    : engine__db_error(db, ENGINE_ESQL,
                                       "index %s already exists", def->name);
     }
-    if (engine__catalog_find(db, def->name) != NULL) {
+    if (engine__catalog_find(db, def->name) != NULL ||
+        engine__view_find(db, def->name) != NULL) {
         return engine__db_error(db, ENGINE_ESQL,
                                 "there is already a table named %s", def->name);
     }
@@ -355,6 +371,24 @@ int engine__execute_ddl(struct engine_stmt *stmt)
         break;
     case AST_STMT_DROP_INDEX:
         rc = drop_index(stmt);
+        break;
+    case AST_STMT_ALTER_TABLE:
+        rc = engine__alter_table(stmt);
+        break;
+    case AST_STMT_CREATE_VIEW:
+        rc = engine__view_create(stmt);
+        break;
+    case AST_STMT_DROP_VIEW:
+        rc = engine__view_drop(stmt);
+        break;
+    case AST_STMT_CREATE_TRIGGER:
+        rc = engine__trigger_create(stmt);
+        break;
+    case AST_STMT_DROP_TRIGGER:
+        rc = engine__trigger_drop(stmt);
+        break;
+    case AST_STMT_REINDEX:
+        rc = engine__reindex(stmt);
         break;
     default:
         return transaction_control(stmt);

@@ -26,11 +26,14 @@ struct dml_upsert {
     struct dml_assignment *assignments;
     size_t assignment_count;
     struct engine_expr *where; /* or NULL */
+    /* the UPDATE triggers its DO UPDATE fires (trigger_plan.c); or NULL */
+    struct engine_trigger_plan *triggers;
 };
 
 struct engine_dml {
     enum ast_stmt_kind kind;
-    struct engine_table *table;
+    struct engine_table *table; /* for a view, its columns (dml_view.c) */
+    bool view; /* a view written through its INSTEAD OF triggers */
     struct engine_scope scope;     /* columns, rowid, excluded columns */
     enum ast_conflict conflict;    /* INSERT OR ... / UPDATE OR ... */
     struct engine_expr **defaults; /* per column, compiled; NULL if none */
@@ -64,6 +67,8 @@ struct engine_dml {
     bool *returning_realify; /* per column: an INTEGER result becomes REAL */
     size_t returning_count;
     bool may_abort; /* has a statement journal (dml_abort.c) */
+    /* the trigger programs it may fire (trigger_plan.c); NULL if none */
+    struct engine_trigger_plan *triggers;
     /* the one-row batch row expressions read */
     struct engine_batch row;
 };

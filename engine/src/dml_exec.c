@@ -54,8 +54,8 @@ int engine__dml_keep(struct engine_arena *arena, struct engine_value *v)
 
 /* Runs the source (INSERT) or match (UPDATE, DELETE) plan to the end,
  * keeping width values of each row in *rows (bytes in run->scratch). */
-static int collect(struct dml_run *run, struct engine_op *op, size_t width,
-                   struct engine_value **rows, size_t *count)
+int engine__dml_collect(struct dml_run *run, struct engine_op *op, size_t width,
+                        struct engine_value **rows, size_t *count)
 {
     size_t capacity = 0;
     int rc = op->ops->open(op, run->exec);
@@ -202,7 +202,7 @@ run_before_error(struct dml_run *run, struct engine_op *op, size_t width,
     int op_rc, rc;
 
     run->exec->row_at_a_time = true;
-    op_rc = collect(run, op, width, &rows, &count);
+    op_rc = engine__dml_collect(run, op, width, &rows, &count);
     run->exec->row_at_a_time = false;
     rc = op_rc == COMMON_ENOMEM ? op_rc : apply(run, rows, count);
     common_free(rows);
@@ -216,8 +216,8 @@ static int run_insert(struct dml_run *run)
     int rc = 0;
 
     if (run->dml->source != NULL) {
-        rc = collect(run, run->dml->source, run->dml->target_count, &rows,
-                     &count);
+        rc = engine__dml_collect(run, run->dml->source, run->dml->target_count,
+                                 &rows, &count);
     }
     if (rc != 0 && rc != COMMON_ENOMEM && run->dml->source_streams) {
         common_free(rows);
@@ -279,7 +279,7 @@ static int run_live_one_pass(struct dml_run *run)
     int rc = engine__expr_prime(dml->where, &eval, &never);
 
     if (rc == 0 && !never) {
-        rc = collect(run, dml->scan, 1, &rowids, &count);
+        rc = engine__dml_collect(run, dml->scan, 1, &rowids, &count);
     }
     for (size_t i = 0; rc == 0 && i < count; i++) {
         ptrdiff_t slot = engine__table_find_rowid(dml->table, rowids[i].u.i);
@@ -309,7 +309,7 @@ static int run_matched(struct dml_run *run)
     if (dml->one_pass && dml->where_reads_table) {
         return run_live_one_pass(run);
     }
-    rc = collect(run, dml->matches, 1, &rowids, &count);
+    rc = engine__dml_collect(run, dml->matches, 1, &rowids, &count);
     if (rc != 0 && rc != COMMON_ENOMEM && dml->one_pass) {
         common_free(rowids);
         return run_before_error(run, dml->matches, 1, change_rows);
@@ -340,6 +340,17 @@ static int settle(struct dml_run *run, size_t mark, int rc)
 {
     struct engine_db *db = run->db;
 
+    if (run->stmt->trigger != NULL) {
+        /* A trigger step (trigger_exec.c): the statement that fired it
+         * settles the error; changes() is this step's count. */
+        if (rc != 0) {
+            db->trigger_failed = (int)run->failed;
+            return rc;
+        }
+        db->changes = run->changes;
+        db->total_changes += run->changes;
+        return 0;
+    }
     if (rc != 0 && run->failed == AST_CONFLICT_DEFAULT) {
         run->failed = runtime_error_mode(run);
     }
@@ -385,8 +396,9 @@ int engine__execute_dml(struct engine_stmt *stmt)
 
     engine__arena_init(&run.scratch);
     engine__arena_init(&run.row_arena);
-    rc =
-        run.dml->kind == AST_STMT_INSERT ? run_insert(&run) : run_matched(&run);
+    rc = run.dml->view                      ? engine__dml_view_run(&run)
+         : run.dml->kind == AST_STMT_INSERT ? run_insert(&run)
+                                            : run_matched(&run);
     rc = settle(&run, mark, rc);
     engine__arena_close(&run.scratch);
     engine__arena_close(&run.row_arena);

@@ -18,6 +18,8 @@ struct dml_run {
     struct engine_arena row_arena; /* one row's evaluation; reset per row */
     enum ast_conflict failed;      /* conflict mode of the failed constraint */
     bool is_upsert_update;         /* in a DO UPDATE: every conflict ABORTs */
+    /* the UPDATE triggers of the DO UPDATE running; or NULL */
+    struct engine_trigger_plan *upsert_triggers;
     int64_t changes;
 };
 
@@ -53,6 +55,30 @@ int engine__dml_delete_matched(struct dml_run *run, size_t slot);
 /* Whether the live row at slot passes where (true, not false or NULL). */
 int engine__dml_row_passes(struct dml_run *run, size_t slot,
                            struct engine_expr *where, bool *passes);
+
+/* Runs op (an INSERT's source, an UPDATE's or DELETE's matches) to its
+ * end, keeping width values of each row in *rows (dml_exec.c). */
+int engine__dml_collect(struct dml_run *run, struct engine_op *op, size_t width,
+                        struct engine_value **rows, size_t *count);
+
+/* Loads a row and its rowid in the one-row batch (dml_row.c). */
+int engine__dml_load(struct dml_run *run, const struct engine_value *values,
+                     int64_t rowid);
+
+/* Loads a row, then appends its RETURNING row (dml_row.c). */
+int engine__dml_returning(struct dml_run *run,
+                          const struct engine_value *values, int64_t rowid);
+
+/* A write to a view (dml_view.c): dml->table becomes the view's columns,
+ * or SQLite's error when no INSTEAD OF trigger fires for it. */
+int engine__dml_view_plan(struct engine_stmt *stmt, struct engine_dml *dml,
+                          const struct engine_view *view);
+/* The view's rows an UPDATE or DELETE passes its triggers, in
+ * dml->matches. */
+int engine__dml_view_matches(struct engine_stmt *stmt, struct engine_dml *dml,
+                             struct ast_expr *where);
+/* Runs a write to a view: each row to its INSTEAD OF triggers. */
+int engine__dml_view_run(struct dml_run *run);
 
 /* dml_row.c's "nothing done, no error" outcome (IGNORE, DO NOTHING). */
 #define ENGINE__DML_ROW_SKIPPED 1

@@ -11,6 +11,7 @@
 
 #include "access.h"
 #include "dml.h"
+#include "trigger.h"
 #include "zone.h"
 
 static int dml_error(struct engine_stmt *stmt, const char *format, ...)
@@ -344,6 +345,15 @@ static int plan_zones(struct engine_stmt *stmt,
 }
 
 /* Scan + WHERE over the table: the rows an UPDATE or DELETE touches. */
+/* The INDEXED BY or NOT INDEXED of an UPDATE or DELETE; NULL for INSERT. */
+static const struct ast_index_hint *dml_hint(const struct ast_stmt *ast)
+{
+    if (ast->kind == AST_STMT_UPDATE) {
+        return &ast->u.update.hint;
+    }
+    return ast->kind == AST_STMT_DELETE ? &ast->u.delete_.hint : NULL;
+}
+
 static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
                         const struct ast_expr *where)
 {
@@ -379,8 +389,9 @@ static int plan_matches(struct engine_stmt *stmt, struct engine_dml *dml,
     }
     engine__expr_mark_condition(predicate);
     predicate->is_where = true;
-    rc = engine__plan_access(stmt, table, dml->scope.rowid_column, ordered,
-                             predicate, &dml->access);
+    rc = engine__plan_access(stmt, table, dml->scope.rowid_column,
+                             dml_hint(stmt->ast), ordered, predicate,
+                             &dml->access);
     if (rc != 0) {
         return rc;
     }
@@ -444,6 +455,9 @@ static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
 {
     struct engine_compile ctx;
 
+    if (dml->view && insert->upsert_count > 0) {
+        return dml_error(stmt, "cannot UPSERT a view");
+    }
     dml->upserts = engine__plan_alloc(stmt, (insert->upsert_count + 1) *
                                                 sizeof(*dml->upserts));
     if (dml->upserts == NULL) {
@@ -537,7 +551,8 @@ static int plan_insert(struct engine_stmt *stmt, struct engine_dml *dml,
 static int plan_update(struct engine_stmt *stmt, struct engine_dml *dml,
                        const struct ast_update *update)
 {
-    int rc = plan_matches(stmt, dml, update->where);
+    int rc = dml->view ? engine__dml_view_matches(stmt, dml, update->where)
+                       : plan_matches(stmt, dml, update->where);
 
     if (rc == 0) {
         rc = plan_assignments(stmt, dml, update->assignments,
@@ -550,7 +565,8 @@ static int plan_update(struct engine_stmt *stmt, struct engine_dml *dml,
 static int plan_delete(struct engine_stmt *stmt, struct engine_dml *dml,
                        const struct ast_delete *delete_)
 {
-    int rc = plan_matches(stmt, dml, delete_->where);
+    int rc = dml->view ? engine__dml_view_matches(stmt, dml, delete_->where)
+                       : plan_matches(stmt, dml, delete_->where);
 
     return rc == 0 ? plan_returning(stmt, dml, &delete_->returning) : rc;
 }
@@ -605,14 +621,31 @@ int engine__plan_dml(struct engine_stmt *stmt)
     dml_target(stmt->ast, &name, &alias, &excluded, &dml->conflict);
     dml->table = engine__catalog_find(stmt->db, name);
     if (dml->table == NULL) {
+        const struct engine_view *view = engine__view_find(stmt->db, name);
+
         if (strcasecmp(name, "sqlite_schema") == 0 ||
             strcasecmp(name, "sqlite_master") == 0) {
             return dml_error(stmt, "table %s may not be modified",
                              "sqlite_master");
         }
-        return dml_error(stmt, "no such table: %s", name);
+        if (view == NULL) {
+            return dml_error(stmt, "no such table: %s", name);
+        }
+        /* Written through its INSTEAD OF triggers (dml_view.c). */
+        rc = engine__dml_view_plan(stmt, dml, view);
+        if (rc != 0) {
+            return rc == COMMON_ENOMEM
+                       ? engine__db_error(stmt->db, rc, "out of memory")
+                       : rc;
+        }
     }
-    rc = dml_scope(stmt, dml, alias, excluded);
+    rc = dml_hint(stmt->ast) != NULL
+             ? engine__plan_index_hint_check(stmt, dml->table,
+                                             dml_hint(stmt->ast))
+             : 0;
+    if (rc == 0) {
+        rc = dml_scope(stmt, dml, alias, excluded);
+    }
     if (rc == 0) {
         rc = compile_defaults_and_checks(stmt, dml);
         stmt->calls_function = false; /* keep_coded_constraints decides */
@@ -622,9 +655,11 @@ int engine__plan_dml(struct engine_stmt *stmt)
     }
     if (rc == 0) {
         keep_coded_constraints(stmt, dml);
-        dml->may_abort = engine__dml_may_abort(stmt, dml);
-        dml->one_pass = engine__dml_one_pass(stmt, dml);
-        dml->source_streams = engine__dml_source_streams(stmt, dml);
+        dml->may_abort = dml->view || engine__dml_may_abort(stmt, dml);
+        dml->one_pass = !dml->view && engine__dml_one_pass(stmt, dml);
+        dml->source_streams =
+            !dml->view && engine__dml_source_streams(stmt, dml);
+        rc = engine__trigger_plan(stmt, dml);
     }
     if (rc != 0) {
         return rc == COMMON_ENOMEM

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dml_int.h"
+#include "trigger.h"
 
 #define ROW_SKIPPED ENGINE__DML_ROW_SKIPPED
 
@@ -325,9 +326,11 @@ static int run_upsert(struct dml_run *run, const struct dml_upsert *upsert,
         }
     }
     run->is_upsert_update = true;
+    run->upsert_triggers = upsert->triggers;
     rc = engine__dml_update_row(run, slot, upsert->assignments,
                                 upsert->assignment_count, excluded);
     run->is_upsert_update = false;
+    run->upsert_triggers = NULL;
     return rc == 0 ? ROW_SKIPPED : rc;
 }
 
@@ -371,6 +374,20 @@ static int add_returning(struct dml_run *run)
     }
     stmt->returning_count++;
     return 0;
+}
+
+int engine__dml_load(struct dml_run *run, const struct engine_value *values,
+                     int64_t rowid)
+{
+    load_row(run, values, rowid, NULL);
+    return 0;
+}
+
+int engine__dml_returning(struct dml_run *run,
+                          const struct engine_value *values, int64_t rowid)
+{
+    load_row(run, values, rowid, NULL);
+    return add_returning(run);
 }
 
 /* The checks every new row version passes, loaded in the one-row batch. */
@@ -445,6 +462,12 @@ int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
     size_t count;
     int rc = apply_affinities(run, values);
 
+    /* BEFORE triggers see NEW with the affinities applied and, before the
+     * rowid is chosen, NEW.rowid -1 (sqlite3Insert). */
+    if (rc == 0) {
+        rc = engine__trigger_fire(run, AST_TRIGGER_BEFORE, NULL, 0, values,
+                                  has_rowid ? rowid : -1);
+    }
     if (rc == 0 && !has_rowid) {
         rc = new_rowid(run, &rowid);
     }
@@ -464,7 +487,10 @@ int engine__dml_insert_row(struct dml_run *run, struct engine_value *values,
         return run_upsert(run, upsert, (size_t)conflicts[0].slot, values);
     }
     rc = count > 0 ? resolve_conflicts(run, conflicts, count) : 0;
-    return rc == 0 ? insert_checked(run, values, rowid) : rc;
+    rc = rc == 0 ? insert_checked(run, values, rowid) : rc;
+    return rc == 0 ? engine__trigger_fire(run, AST_TRIGGER_AFTER, NULL, 0,
+                                          values, rowid)
+                   : rc;
 }
 
 static bool is_overridden(const struct dml_assignment *assignments,
@@ -532,6 +558,56 @@ static int assign(struct dml_run *run, size_t slot,
     return apply_affinities(run, values);
 }
 
+/* A copy of slot's row (bytes in the row arena): OLD for its triggers. */
+static int keep_old(struct dml_run *run, size_t slot, struct engine_value *old)
+{
+    const struct engine_table *table = run->dml->table;
+
+    for (size_t c = 0; c < table->column_count; c++) {
+        old[c] = engine__table_get(table, slot, c);
+        if (engine__dml_keep(&run->row_arena, &old[c]) != 0) {
+            return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static bool is_assigned(const struct dml_assignment *assignments, size_t count,
+                        size_t column)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (assignments[i].column == column) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* After the BEFORE triggers (sqlite3Update): a row they deleted or moved
+ * is left alone; the columns the UPDATE does not set are read again, as
+ * the triggers may have changed them. */
+static int reload_after_before(struct dml_run *run, size_t slot,
+                               int64_t old_rowid,
+                               const struct dml_assignment *assignments,
+                               size_t count, struct engine_value *values)
+{
+    const struct engine_table *table = run->dml->table;
+
+    if (table->deleted[slot] || table->rowids[slot] != old_rowid) {
+        return ROW_SKIPPED;
+    }
+    for (size_t c = 0; c < table->column_count; c++) {
+        if ((ptrdiff_t)c != table->rowid_alias &&
+            !is_assigned(assignments, count, c)) {
+            values[c] = engine__table_get(table, slot, c);
+            if (engine__dml_keep(&run->row_arena, &values[c]) != 0) {
+                return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
+            }
+        }
+    }
+    return 0;
+}
+
 int engine__dml_update_row(struct dml_run *run, size_t slot,
                            const struct dml_assignment *assignments,
                            size_t assignment_count,
@@ -541,12 +617,27 @@ int engine__dml_update_row(struct dml_run *run, size_t slot,
     struct engine_value values[ENGINE_MAX_COLUMNS + 1];
     struct conflict conflicts[ENGINE_MAX_COLUMNS + 1];
     size_t count;
+    struct engine_value old[ENGINE_MAX_COLUMNS + 1];
+    /* An upsert's DO UPDATE fires the UPDATE triggers of its SET list. */
+    bool triggers = excluded != NULL ? run->upsert_triggers != NULL
+                                     : run->dml->triggers != NULL &&
+                                           run->dml->kind == AST_STMT_UPDATE;
+    int64_t old_rowid = table->rowids[slot];
     int64_t rowid;
-    int rc = assign(run, slot, assignments, assignment_count, excluded, values,
-                    &rowid);
+    int rc = triggers ? keep_old(run, slot, old) : 0;
 
+    rc = rc ? rc
+            : assign(run, slot, assignments, assignment_count, excluded, values,
+                     &rowid);
     if (rc == 0 && table->rowid_alias >= 0) {
         values[table->rowid_alias] = engine__value_int(rowid);
+    }
+    if (rc == 0 && triggers) {
+        rc = engine__trigger_fire(run, AST_TRIGGER_BEFORE, old, old_rowid,
+                                  values, rowid);
+        rc = rc ? rc
+                : reload_after_before(run, slot, old_rowid, assignments,
+                                      assignment_count, values);
     }
     if (rc == 0) {
         rc = check_row(run, values, rowid);
@@ -580,7 +671,11 @@ int engine__dml_update_row(struct dml_run *run, size_t slot,
         values[c] = engine__table_get(table, slot, c);
     }
     load_row(run, values, rowid, NULL);
-    return add_returning(run);
+    rc = add_returning(run);
+    return rc == 0 && triggers
+               ? engine__trigger_fire(run, AST_TRIGGER_AFTER, old, old_rowid,
+                                      values, rowid)
+               : rc;
 }
 
 int engine__dml_delete_row(struct dml_run *run, size_t slot)
@@ -633,8 +728,23 @@ int engine__dml_row_passes(struct dml_run *run, size_t slot,
  * in trigger.c): an IN over the table no longer finds it. */
 int engine__dml_delete_matched(struct dml_run *run, size_t slot)
 {
-    int rc = load_slot(run, slot, true);
+    const struct engine_table *table = run->dml->table;
+    struct engine_value old[ENGINE_MAX_COLUMNS + 1];
+    bool triggers = run->dml->triggers != NULL;
+    int64_t rowid = table->rowids[slot];
+    int rc = triggers ? keep_old(run, slot, old) : 0;
 
+    if (rc == 0 && triggers) {
+        /* A BEFORE trigger may delete or move the row: it is then left
+         * alone (sqlite3GenerateRowDelete seeks it again). */
+        rc = engine__trigger_fire(run, AST_TRIGGER_BEFORE, old, rowid, NULL, 0);
+        if (rc == 0 && (table->deleted[slot] || table->rowids[slot] != rowid)) {
+            rc = ROW_SKIPPED;
+        }
+    }
+    if (rc == 0) {
+        rc = load_slot(run, slot, true);
+    }
     if (rc == 0) {
         rc = engine__dml_delete_row(run, slot);
     }
@@ -643,6 +753,7 @@ int engine__dml_delete_matched(struct dml_run *run, size_t slot)
     }
     if (rc == 0) {
         run->changes++;
+        rc = engine__trigger_fire(run, AST_TRIGGER_AFTER, old, rowid, NULL, 0);
     }
     return rc;
 }

@@ -42,6 +42,24 @@ enum engine_undo_kind {
     ENGINE_UNDO_DROP_INDEX,   /* .table lost the index whose CREATE INDEX
                                  text is .text (creation number .rowid) */
     ENGINE_UNDO_USER_VERSION, /* PRAGMA user_version was .rowid */
+    ENGINE_UNDO_ALTER_TABLE,  /* ALTER TABLE made .table out of .replaced
+                                 (kept alive here until COMMIT) */
+    ENGINE_UNDO_CREATE_VIEW,  /* .view was created */
+    ENGINE_UNDO_DROP_VIEW,    /* .view was dropped (kept alive here) */
+    /* .trigger was created; .trigger was dropped (kept alive here): */
+    ENGINE_UNDO_CREATE_TRIGGER,
+    ENGINE_UNDO_DROP_TRIGGER,
+};
+
+/* A view (view.c): its name and CREATE VIEW text as sqlite_schema shows
+ * it; its SELECT is parsed again from the text by each statement using
+ * it. */
+struct engine_view {
+    char *name;        /* owned */
+    char *sql;         /* owned */
+    uint64_t sequence; /* creation order among schema objects */
+    bool temporary;    /* CREATE TEMP VIEW: this handle's only */
+    int expanding;     /* being planned now: a use inside it is circular */
 };
 
 struct engine_undo {
@@ -49,8 +67,11 @@ struct engine_undo {
     struct engine_table *table;
     size_t slot;
     int64_t rowid;
-    struct engine_value *values; /* copies in the log's arena */
-    const char *text;            /* in the log's arena */
+    struct engine_value *values;    /* copies in the log's arena */
+    const char *text;               /* in the log's arena */
+    struct engine_table *replaced;  /* ENGINE_UNDO_ALTER_TABLE */
+    struct engine_view *view;       /* CREATE_VIEW and DROP_VIEW */
+    struct engine_trigger *trigger; /* CREATE_TRIGGER and DROP_TRIGGER */
     size_t redo_size; /* the redo log's size before this change's entry */
 };
 
@@ -75,6 +96,20 @@ struct engine_db {
     size_t undo_count;
     size_t undo_capacity;
     struct engine_arena undo_arena;
+    struct engine_view **views; /* view.c, in creation order */
+    size_t view_count;
+    size_t view_capacity; /* never shrinks: an undone DROP VIEW fits */
+    /* Triggers (trigger.c), in creation order; the array never shrinks. */
+    struct engine_trigger **triggers;
+    size_t trigger_count;
+    size_t trigger_capacity;
+    /* What a trigger program reports to the statement that fired it
+     * (trigger_exec.c): the action of the RAISE that stopped it (an enum
+     * ast_conflict, AST_CONFLICT_DEFAULT when none), and the conflict mode
+     * its failed step ended with. */
+    int trigger_raise;
+    int trigger_failed;
+    int trigger_depth;        /* trigger programs being planned, nested */
     uint64_t schema_version;  /* bumped by DDL: prepared plans re-prepare */
     uint64_t object_sequence; /* last creation number given to a table or
                                  index (sqlite_schema lists them in it) */
@@ -116,6 +151,9 @@ struct engine_db {
 /* ---- operators ---- */
 
 struct engine_op;
+struct engine_outer_frame;
+struct engine_trigger_scope;
+struct engine_outer_agg;
 
 struct engine_op_ops {
     /* Starts (or restarts) producing from the beginning. */
@@ -164,6 +202,16 @@ struct engine_subquery {
     /* IN: the set hashed as its comparison sees the values, built at the
      * first probe of a large set (expr.c); NULL until then. Owned. */
     struct engine_rowset *lookup;
+    /* A correlated subquery (expr_outer.c): the values it reads of the
+     * enclosing query, each compiled against the enclosing scope
+     * (outer_args, whose written form is outer_asts) and copied for every
+     * enclosing row into *outer_slots[i], which its ENGINE_EXPR_OUTER
+     * nodes read before it runs again. All in the plan arena. */
+    struct engine_expr **outer_args;
+    const struct ast_expr **outer_asts;
+    struct engine_value **outer_slots;
+    size_t outer_count;
+    size_t outer_capacity;
 };
 
 /* A running statement: what expressions and operators read. */
@@ -194,6 +242,15 @@ struct engine_stmt {
     size_t op_capacity;
     struct engine_subquery **subqueries;
     size_t subquery_count;
+    /* The enclosing queries of the subquery being planned, innermost
+     * first (expr_outer.c); NULL outside a subquery. */
+    struct engine_outer_frame *outer;
+    /* SELECTs an aggregate of a subquery belongs to (expr_outer.c): they
+     * are planned as aggregate queries. */
+    struct engine_outer_agg *outer_aggs;
+    /* A step or WHEN of a trigger program (trigger_plan.c): NEW.x and
+     * OLD.x read its parameters; NULL for every other statement. */
+    const struct engine_trigger_scope *trigger;
     struct engine_expr **exprs; /* every expression root, for close */
     size_t expr_count;
     size_t expr_capacity;
@@ -231,6 +288,16 @@ struct engine_stmt {
 #define ENGINE__STMT_RUNNING 1
 #define ENGINE__STMT_DONE 2
 
+/* Whether e is a subquery expression (scalar, EXISTS, IN) that reads
+ * columns of the query around it (expr_outer.c): its subquery's
+ * outer_args do, and are walked with e's own args. */
+static inline bool engine__expr_is_correlated(const struct engine_expr *e)
+{
+    return (e->op == ENGINE_EXPR_SUBQUERY || e->op == ENGINE_EXPR_EXISTS ||
+            e->op == ENGINE_EXPR_IN_QUERY) &&
+           e->u.subquery != NULL && e->u.subquery->outer_count > 0;
+}
+
 /* Frees a subquery's cached result (set, bytes, lookup) for another run. */
 void engine__subquery_forget(struct engine_subquery *subquery);
 
@@ -259,6 +326,64 @@ struct engine_table *engine__catalog_find(const struct engine_db *db,
                                           const char *name);
 int engine__catalog_add(struct engine_db *db, struct engine_table *table);
 void engine__catalog_remove(struct engine_db *db, struct engine_table *table);
+/* Puts table `to` where `from` is in the catalog (same place). */
+void engine__catalog_replace(struct engine_db *db, struct engine_table *from,
+                             struct engine_table *to);
+
+/* REINDEX (ddl_reindex.c): the name checked when the statement is
+ * prepared, as SQLite does, and the indexes built again when it runs
+ * (engine__execute_ddl()). */
+int engine__reindex_plan(struct engine_stmt *stmt);
+int engine__reindex(struct engine_stmt *stmt);
+
+/* Views (view.c). */
+struct engine_view *engine__view_find(const struct engine_db *db,
+                                      const char *name);
+/* CREATE VIEW and DROP VIEW, run by engine__execute_ddl(). */
+int engine__view_create(struct engine_stmt *stmt);
+int engine__view_drop(struct engine_stmt *stmt);
+/* Takes a view out of the catalog (an undone CREATE VIEW frees it, a DROP
+ * VIEW keeps it in its undo record) or puts it back (an undone DROP). */
+void engine__view_remove(struct engine_db *db, struct engine_view *view);
+void engine__view_restore(struct engine_db *db, struct engine_view *view);
+void engine__view_destroy(struct engine_view *view);
+/* Frees every view, or all but the TEMP ones: the handle closes, or its
+ * catalog is loaded again. */
+void engine__view_clear(struct engine_db *db, bool temporary_too);
+/* A replicated schema change that changes nothing here: CREATE VIEW of a
+ * view this database has with the same text, DROP VIEW of a view (or
+ * table) it lacks. 0 or COMMON_ENOMEM. */
+int engine__view_apply_is_noop(struct engine_db *db, const char *sql,
+                               bool *noop);
+/* The view's columns for PRAGMA table_info (view_info.c): names and
+ * declared types (NULL: none), in stmt's plan arena; a query's errors. */
+int engine__view_columns(struct engine_stmt *stmt, const char *name,
+                         char ***names, const char ***types, size_t *count);
+
+/* Triggers (trigger.c, trigger.h). CREATE TRIGGER and DROP TRIGGER, run
+ * by engine__execute_ddl(); a dropped table's triggers go with it. */
+struct engine_trigger {
+    char *name;        /* owned */
+    char *table;       /* owned: the table as written after ON */
+    char *sql;         /* owned: sqlite_schema's text */
+    uint64_t sequence; /* creation order among schema objects */
+    enum ast_trigger_timing timing;
+    enum ast_trigger_event event;
+    int planning;   /* its program is being planned: it does not fire inside */
+    bool temporary; /* TEMP: the handle's own, neither logged nor written */
+};
+int engine__trigger_create(struct engine_stmt *stmt);
+int engine__trigger_drop(struct engine_stmt *stmt);
+int engine__trigger_drop_for_table(struct engine_db *db, const char *table);
+/* Takes a trigger out of the catalog or puts it back (the undo log). */
+void engine__trigger_remove(struct engine_db *db,
+                            struct engine_trigger *trigger);
+void engine__trigger_restore(struct engine_db *db,
+                             struct engine_trigger *trigger);
+void engine__trigger_destroy(struct engine_trigger *trigger);
+/* Frees every trigger, or all but the TEMP ones: the handle closes, or
+ * the catalog is loaded again. */
+void engine__trigger_clear(struct engine_db *db, bool temporary_too);
 
 /* "t.a, t.b": key columns as UNIQUE constraint errors name them. */
 void engine__key_columns_text(const struct engine_table *table,
@@ -441,6 +566,8 @@ int engine__execute_dml(struct engine_stmt *stmt);
 
 /* DDL and transaction control (ddl.c), run at the first step. */
 int engine__execute_ddl(struct engine_stmt *stmt);
+/* ALTER TABLE (ddl_alter.c), from engine__execute_ddl(). */
+int engine__alter_table(struct engine_stmt *stmt);
 
 /* SAVEPOINT, RELEASE and ROLLBACK TO (savepoint.c), run at the first
  * step. */

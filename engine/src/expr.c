@@ -641,6 +641,9 @@ static int eval_subquery(struct engine_expr *expr, struct engine_eval *eval,
         out->kind = ENGINE_VECTOR_VALUES;
         return 0;
     }
+    if (expr->u.subquery->outer_count > 0) {
+        return engine__outer_eval(expr, eval, batch);
+    }
     rc = run_subquery(expr, eval);
     if (rc != 0) {
         return rc;
@@ -731,7 +734,8 @@ static int eval_logic(struct engine_expr *expr, struct engine_eval *eval,
 static bool is_constant(const struct engine_expr *expr)
 {
     if (expr->op == ENGINE_EXPR_COLUMN || expr->op == ENGINE_EXPR_SUBQUERY ||
-        expr->op == ENGINE_EXPR_EXISTS || expr->op == ENGINE_EXPR_IN_QUERY) {
+        expr->op == ENGINE_EXPR_EXISTS || expr->op == ENGINE_EXPR_IN_QUERY ||
+        expr->op == ENGINE_EXPR_OUTER) {
         return false;
     }
     if ((expr->op == ENGINE_EXPR_FUNCTION ||
@@ -741,6 +745,32 @@ static bool is_constant(const struct engine_expr *expr)
     }
     for (size_t i = 0; i < expr->arg_count; i++) {
         if (!is_constant(expr->args[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether expr reads no column of its own query: constant but for the
+ * values an enclosing query passes in (ENGINE_EXPR_OUTER). SQLite's
+ * WHERE analysis gives such a term no prerequisite table (prereqAll 0),
+ * so sqlite3WhereBegin codes it before the loop, like a constant. */
+static bool is_loop_invariant(const struct engine_expr *expr)
+{
+    if (expr->op == ENGINE_EXPR_OUTER) {
+        return true;
+    }
+    if (expr->op == ENGINE_EXPR_COLUMN || expr->op == ENGINE_EXPR_SUBQUERY ||
+        expr->op == ENGINE_EXPR_EXISTS || expr->op == ENGINE_EXPR_IN_QUERY) {
+        return false;
+    }
+    if ((expr->op == ENGINE_EXPR_FUNCTION ||
+         expr->op == ENGINE_EXPR_COALESCE) &&
+        !expr->u.function->deterministic) {
+        return false;
+    }
+    for (size_t i = 0; i < expr->arg_count; i++) {
+        if (!is_loop_invariant(expr->args[i])) {
             return false;
         }
     }
@@ -870,11 +900,10 @@ static int prime_constants(struct engine_expr *expr, struct engine_eval *eval,
                    ? rc
                    : prime_constants(expr->args[1], eval, is_where, never);
     }
-    if (!is_constant(expr)) {
-        return 0;
+    if (is_where && is_loop_invariant(expr)) {
+        return prime_where_constant(expr, eval, never);
     }
-    return is_where ? prime_where_constant(expr, eval, never)
-                    : prime_constant(expr, eval);
+    return is_constant(expr) ? prime_constant(expr, eval) : 0;
 }
 
 /* The constant side of each term prime_constraint() finds, after every
@@ -1141,6 +1170,9 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
         rc = eval_constant(expr, eval->exec->parameters[expr->u.parameter],
                            batch);
         break;
+    case ENGINE_EXPR_OUTER:
+        rc = eval_constant(expr, *expr->u.slot, batch);
+        break;
     case ENGINE_EXPR_COMPARE:
         rc = eval_compare(expr, eval, batch);
         break;
@@ -1173,6 +1205,9 @@ int engine__expr_eval(struct engine_expr *expr, struct engine_eval *eval,
         break;
     case ENGINE_EXPR_COALESCE:
         rc = eval_coalesce(expr, eval, batch);
+        break;
+    case ENGINE_EXPR_RAISE:
+        rc = engine__trigger_eval_raise(expr, eval, batch);
         break;
     default:
         rc = eval_unary(expr, eval, batch);

@@ -55,6 +55,10 @@ enum engine_expr_op {
     ENGINE_EXPR_FUNCTION, /* .function(args) */
     ENGINE_EXPR_TRUTH,    /* args[0] IS [NOT] TRUE|FALSE: .truth, negated */
     ENGINE_EXPR_COALESCE, /* coalesce/ifnull(args), evaluated lazily */
+    ENGINE_EXPR_RAISE,    /* RAISE(.raise, args[0]) in a trigger program */
+    ENGINE_EXPR_OUTER,    /* .slot: a column of an enclosing query, as the
+                             correlated subquery's current run sees it
+                             (expr_outer.c) */
 };
 
 enum engine_compare_op {
@@ -122,6 +126,8 @@ struct engine_expr {
         enum ast_like_kind like;
         const struct engine_scalar_def *function;
         struct engine_subquery *subquery;
+        const struct engine_value *slot; /* OUTER */
+        int raise; /* RAISE: its action, an enum ast_conflict */
     } u;
     struct engine_vector result; /* owned; computed rows of the batch */
 };
@@ -172,6 +178,12 @@ void engine__expr_mark_check(struct engine_expr *expr);
  * first error. */
 int engine__expr_prime(struct engine_expr *expr, struct engine_eval *eval,
                        bool *never);
+
+/* RAISE over the live rows of batch (trigger_exec.c): with any, the
+ * trigger program stops with its action and message. */
+int engine__trigger_eval_raise(struct engine_expr *expr,
+                               struct engine_eval *eval,
+                               const struct engine_batch *batch);
 
 /* Frees the node's result vector (the node itself is in the plan arena;
  * the statement closes every node it registered). */

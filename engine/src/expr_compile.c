@@ -14,6 +14,8 @@
 
 #include "expr_int.h"
 #include "plan.h"
+#include "trigger.h"
+#include "window.h"
 
 static int compile(struct engine_compile *ctx, const struct ast_expr *ast,
                    struct engine_expr **out);
@@ -168,6 +170,7 @@ static int column_ref(struct engine_compile *ctx, size_t index,
         e->collation = column->collation;
         e->has_collation = column->has_collation;
         e->has_affinity = !column->untyped;
+        e->carries_subtype = column->carries_subtype;
     } else {
         e->affinity = ENGINE_AFFINITY_INTEGER; /* the rowid */
     }
@@ -213,6 +216,47 @@ static const struct ast_expr *find_alias(const struct engine_compile *ctx,
     return NULL;
 }
 
+bool engine__compile_resolves(const struct engine_compile *ctx,
+                              const struct ast_expr *ast)
+{
+    const char *table = ast->u.column.table;
+    const char *name = ast->u.column.name;
+
+    if (find_column(ctx->scope, table, name) != -1) {
+        return true;
+    }
+    if (ctx->scope != NULL && ctx->scope->null_rowid &&
+        engine__table_is_rowid_name(name) &&
+        (table == NULL || table_matches(ctx->scope, table))) {
+        return true;
+    }
+    return table == NULL && find_alias(ctx, name) != NULL;
+}
+
+/* Whether scope's column named by ast is never NULL; *found says whether
+ * scope names it at all. */
+static bool scope_not_null(const struct engine_scope *scope,
+                           const struct ast_expr *ast, bool *found)
+{
+    ptrdiff_t i = find_column(scope, ast->u.column.table, ast->u.column.name);
+
+    *found = i != -1;
+    return i >= 0 && scope->columns[i].not_null;
+}
+
+bool engine__compile_column_not_null(const struct engine_compile *ctx,
+                                     const struct ast_expr *ast)
+{
+    bool found;
+    bool not_null = scope_not_null(ctx->scope, ast, &found);
+
+    for (const struct engine_outer_frame *frame = ctx->stmt->outer;
+         !found && frame != NULL; frame = frame->parent) {
+        not_null = scope_not_null(frame->ctx->scope, ast, &found);
+    }
+    return not_null;
+}
+
 static int compile_column(struct engine_compile *ctx,
                           const struct ast_expr *ast, struct engine_expr **out)
 {
@@ -221,6 +265,7 @@ static int compile_column(struct engine_compile *ctx,
     ptrdiff_t index = find_column(ctx->scope, table, name);
     const struct ast_expr *alias;
     char full[512];
+    int rc;
 
     if (index >= 0) {
         return column_ref(ctx, (size_t)index, out);
@@ -245,6 +290,16 @@ static int compile_column(struct engine_compile *ctx,
     alias = table == NULL ? find_alias(ctx, name) : NULL;
     if (alias != NULL && alias != ast) {
         return compile(ctx, alias, out);
+    }
+    /* NEW.x or OLD.x of a trigger program (trigger_plan.c). */
+    rc = engine__trigger_compile_ref(ctx, ast, out);
+    if (rc <= 0) {
+        return rc == COMMON_ENOMEM ? oom(ctx) : rc;
+    }
+    /* Not in this query: an enclosing query's column (expr_outer.c). */
+    rc = engine__outer_column(ctx, ast, out);
+    if (rc <= 0) {
+        return rc;
     }
     if (table != NULL) {
         snprintf(full, sizeof(full), "%s.%s", table, name);
@@ -715,6 +770,7 @@ static int plan_subquery(struct engine_compile *ctx,
     struct engine_subquery *subquery =
         engine__plan_alloc(ctx->stmt, sizeof(*subquery));
     struct engine_stmt *stmt = ctx->stmt;
+    struct engine_outer_frame frame;
     enum engine_affinity *affinities;
     struct engine_expr **projected = NULL;
     size_t column_count;
@@ -724,8 +780,10 @@ static int plan_subquery(struct engine_compile *ctx,
     if (subquery == NULL) {
         return oom(ctx);
     }
+    engine__outer_push(ctx, subquery, &frame);
     rc = engine__plan_select_projected(stmt, select, &subquery->root,
                                        &affinities, &projected, &column_count);
+    engine__outer_pop(ctx, &frame);
     if (rc != 0) {
         return rc;
     }
@@ -865,7 +923,12 @@ static int compile_subquery(struct engine_compile *ctx,
             *out = e;
             return rc;
         }
-        select = one;
+        /* A nested subquery may have given it an aggregate ("EXISTS
+         * (SELECT (SELECT count(t2.c) FROM t1) FROM t2)" counts t2): then
+         * it has one row, as an aggregate query, and stays as written. */
+        if (one == NULL || engine__outer_aggregates(ctx->stmt, select) == 0) {
+            select = one;
+        }
     }
     if (e == NULL || select == NULL) {
         return oom(ctx);
@@ -882,7 +945,10 @@ static int compile_subquery(struct engine_compile *ctx,
      * y's own collation counts when x has none. */
     if (rc == 0 && is_in && first != NULL) {
         e->u.subquery->collation = engine__binary_collation(e->args[0], first);
-        engine__in_mark_live(ctx, select, e);
+        /* A correlated IN runs again for every row anyway. */
+        if (e->u.subquery->outer_count == 0) {
+            engine__in_mark_live(ctx, select, e);
+        }
     }
     if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
         e->affinity = e->u.subquery->affinity;
@@ -899,6 +965,13 @@ static int compile_subquery(struct engine_compile *ctx,
 static int arity_error(struct engine_compile *ctx, const char *name)
 {
     return sql_error(ctx, "wrong number of arguments to function %s()", name);
+}
+
+static bool is_aggregate_call(const struct ast_expr *ast);
+
+bool engine__ast_is_aggregate_call(const struct ast_expr *ast)
+{
+    return is_aggregate_call(ast);
 }
 
 static bool is_aggregate_call(const struct ast_expr *ast)
@@ -937,6 +1010,9 @@ static int add_aggregate(struct engine_compile *ctx, const struct ast_expr *ast,
         }
     }
     if (agg->aggregate_count == agg->aggregate_capacity) {
+        if (ctx->foreign_aggregate == ast && ctx->aggregate_home != NULL) {
+            return engine__outer_want(ctx, ast); /* one more slot */
+        }
         return sql_error(ctx, "too many aggregates in %s", "query");
     }
     spec = &agg->aggregates[agg->aggregate_count];
@@ -950,6 +1026,7 @@ static int add_aggregate(struct engine_compile *ctx, const struct ast_expr *ast,
     }
     inner.agg = NULL;
     inner.allow_aggregates = false;
+    inner.window = NULL; /* sum(row_number() OVER ()): misuse */
     inner.clause = "aggregate";
     spec->args = engine__plan_alloc(ctx->stmt, (argc + 1) * sizeof(void *));
     if (spec->args == NULL) {
@@ -1051,12 +1128,31 @@ static int compile_function(struct engine_compile *ctx,
     size_t column = 0;
     int rc;
 
+    if (engine__window_is_call(ast)) {
+        return engine__window_compile_call(ctx, ast, out);
+    }
     if (!is_aggregate_call(ast)) {
         rc = compile_scalar_call(ctx, ast, out);
         if (rc == 0) {
             (*out)->carries_subtype = true;
         }
         return rc == 0 ? make_lazy(ctx->stmt, *out) : rc;
+    }
+    /* One that reads only enclosing queries' columns is theirs. */
+    rc = engine__outer_aggregate(ctx, ast, out);
+    if (rc <= 0) {
+        return rc;
+    }
+    /* It makes the query an aggregate one, but from its ORDER BY only if
+     * it is one already (resolveSelectStep() clears NC_AllowAgg first). */
+    if (ctx->agg == NULL && ctx->aggregate_home != NULL &&
+        ctx->foreign_aggregate == ast && strcmp(ctx->clause, "ORDER BY") != 0) {
+        return engine__outer_want(ctx, ast);
+    }
+    if (ctx->foreign_aggregate == ast && ctx->clause != NULL &&
+        strcmp(ctx->clause, "GROUP BY") == 0) {
+        return sql_error(ctx, "aggregate functions are not allowed in the "
+                              "GROUP BY clause");
     }
     if (ctx->agg == NULL || !ctx->allow_aggregates) {
         return sql_error(ctx, "misuse of aggregate: %s()",
@@ -1154,6 +1250,8 @@ static int compile_kind(struct engine_compile *ctx, const struct ast_expr *ast,
         return compile_subquery(ctx, ast, out);
     case AST_FUNCTION:
         return compile_function(ctx, ast, out);
+    case AST_RAISE:
+        return engine__trigger_compile_raise(ctx, ast, out);
     default:
         return sql_error(ctx, "unsupported expression: %s",
                          ast->text ? ast->text : "?");

@@ -28,6 +28,13 @@ int engine__expr_compare_prepare(const struct engine_expr *expr,
 int engine__expr_in_row(struct engine_expr *expr, struct engine_eval *eval,
                         struct engine_value x, int *truth);
 
+/* A correlated subquery expression (SUBQUERY, EXISTS or IN_QUERY whose
+ * subquery has outer arguments) over batch: the subquery runs again for
+ * every live row (expr_outer.c). 0, or an error recorded on the
+ * statement. */
+int engine__outer_eval(struct engine_expr *expr, struct engine_eval *eval,
+                       const struct engine_batch *batch);
+
 /* 1 or 0: the outcome of op for a three-way comparison result c. */
 int engine__compare_outcome(enum engine_compare_op op, int c);
 

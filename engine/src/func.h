@@ -84,6 +84,15 @@ struct engine_aggregate_def {
     void (*step_doubles)(void *state, const double *values,
                          const uint8_t *nulls, const uint32_t *rows,
                          uint32_t count);
+    /* For window functions (func_window.c). inverse: undoes the step() of
+     * the oldest row still in the state (SQLite's xInverse), so a sliding
+     * frame costs one step and one inverse per row; NULL when there is
+     * none (the frame is then aggregated afresh for each row).
+     * final_keeps_state: final() leaves the state as it was and may be
+     * called after every step (SQLite's xValue). */
+    int (*inverse)(struct engine_func_context *ctx, void *state, int argc,
+                   const struct engine_value *argv);
+    bool final_keeps_state;
 };
 
 /* Looks a function up by name (case-insensitive, size bytes). Returns the

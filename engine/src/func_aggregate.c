@@ -65,6 +65,19 @@ static int count_final(struct engine_func_context *ctx, void *state,
     return 0;
 }
 
+/* countInverse() (func.c): the row leaving a window frame. */
+static int count_inverse(struct engine_func_context *ctx, void *state, int argc,
+                         const struct engine_value *argv)
+{
+    struct count_state *s = state;
+
+    (void)ctx;
+    if (argc == 0 || argv[0].type != ENGINE_NULL) {
+        s->count--;
+    }
+    return 0;
+}
+
 /* The row of position i: rows[i], or i itself for a dense batch. */
 static inline uint32_t row_at(const uint32_t *rows, uint32_t i)
 {
@@ -144,6 +157,32 @@ static int sum_step(struct engine_func_context *ctx, void *state, int argc,
     } else {
         s->real_sum += engine__value_to_real(&number);
         s->is_approx = true;
+    }
+    return 0;
+}
+
+/* sumInverse() (func.c): the row leaving a window frame is subtracted;
+ * is_approx and is_overflow stay set once set, as in SQLite, so a REAL
+ * that has left the frame still makes the sum REAL. */
+static int sum_inverse(struct engine_func_context *ctx, void *state, int argc,
+                       const struct engine_value *argv)
+{
+    struct sum_state *s = state;
+    struct engine_value number;
+    int type;
+
+    (void)ctx;
+    ASSERT(argc == 1);
+    type = engine__func_numeric(&argv[0], &number);
+    if (type == ENGINE_NULL) {
+        return 0;
+    }
+    s->count--;
+    if (type == ENGINE_INTEGER && !s->is_approx) {
+        s->real_sum -= (double)number.u.i;
+        s->int_sum -= number.u.i;
+    } else {
+        s->real_sum -= engine__value_to_real(&number);
     }
     return 0;
 }
@@ -526,21 +565,21 @@ static void concat_destroy(void *state)
 
 const struct engine_aggregate_def engine__func_aggregates[] = {
     {"count", 0, 1, sizeof(struct count_state), count_init, count_step,
-     count_final, NULL, count_int64s, count_doubles},
+     count_final, NULL, count_int64s, count_doubles, count_inverse, true},
     {"sum", 1, 1, sizeof(struct sum_state), sum_init, sum_step, sum_final, NULL,
-     sum_int64s, sum_doubles},
+     sum_int64s, sum_doubles, sum_inverse, true},
     {"total", 1, 1, sizeof(struct sum_state), sum_init, sum_step, total_final,
-     NULL, sum_int64s, sum_doubles},
+     NULL, sum_int64s, sum_doubles, sum_inverse, true},
     {"avg", 1, 1, sizeof(struct sum_state), sum_init, sum_step, avg_final, NULL,
-     sum_int64s, sum_doubles},
+     sum_int64s, sum_doubles, sum_inverse, true},
     {"min", 1, 1, sizeof(struct min_max_state), min_max_init, min_step,
-     min_max_final, min_max_destroy, min_int64s, min_doubles},
+     min_max_final, min_max_destroy, min_int64s, min_doubles, NULL, true},
     {"max", 1, 1, sizeof(struct min_max_state), min_max_init, max_step,
-     min_max_final, min_max_destroy, max_int64s, max_doubles},
+     min_max_final, min_max_destroy, max_int64s, max_doubles, NULL, true},
     {"group_concat", 1, 2, sizeof(struct concat_state), concat_init,
-     concat_step, concat_final, concat_destroy, NULL, NULL},
+     concat_step, concat_final, concat_destroy, NULL, NULL, NULL, true},
     {"string_agg", 2, 2, sizeof(struct concat_state), concat_init, concat_step,
-     concat_final, concat_destroy, NULL, NULL},
+     concat_final, concat_destroy, NULL, NULL, NULL, true},
 };
 
 const size_t engine__func_aggregate_count =

@@ -111,10 +111,11 @@ static void json_group_destroy(void *state)
 
 const struct engine_aggregate_def engine__func_json_aggregates[] = {
     {"json_group_array", 1, 1, sizeof(struct json_group_state), json_group_init,
-     json_array_step, json_array_final, json_group_destroy, NULL, NULL},
+     json_array_step, json_array_final, json_group_destroy, NULL, NULL, NULL,
+     false},
     {"json_group_object", 2, 2, sizeof(struct json_group_state),
      json_group_init, json_object_step, json_object_final, json_group_destroy,
-     NULL, NULL},
+     NULL, NULL, NULL, false},
 };
 
 const size_t engine__func_json_aggregate_count =

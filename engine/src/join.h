@@ -8,7 +8,10 @@
  * is outer, else in the order plan_join.c chooses. Each join materializes
  * its right input once per execution and streams its left input, so rows
  * come out in the left's order and, for one left row, in the right's
- * order: the order of SQLite's nested loop over the same inputs.
+ * order: the order of SQLite's nested loop over the same inputs. A join
+ * into a table through its rowid or an index may instead look the right
+ * rows up per left row (engine_join_lookup below): the same rows, in the
+ * same order.
  *
  * The combined row of a join is the left's columns then the right's, then
  * the merged USING columns of a RIGHT or FULL join (coalesce(left, right),
@@ -66,6 +69,35 @@ struct engine_op *engine__op_join(struct engine_stmt *stmt,
                                   struct engine_op *left,
                                   struct engine_op *right,
                                   const struct engine_join_spec *spec);
+
+/* The right side of an index nested loop join: instead of reading its
+ * table whole, the join looks up, for each left row, the rows access finds
+ * for the values it computes over that row, as SQLite's loop seeks the
+ * rowid or an index of its inner table (where.c). Then it reads their
+ * columns (the table's, then the rowid), keeps those that pass filter (the
+ * right item's own terms, compiled over that row; NULL: none) and tests
+ * the predicate on each pair, as the hash join does: the same rows come
+ * out, for one left row in rowid order. */
+struct engine_access;
+
+struct engine_join_lookup {
+    struct engine_table *table;
+    const struct engine_access *access; /* ROWID, KEY or INDEX; its values
+                                           read the left input */
+    struct engine_expr *filter;
+};
+
+/* An index nested loop join of left (owned by the statement) with
+ * lookup's table; spec (INNER or LEFT, no merged columns) and lookup are
+ * borrowed for the statement's life. NULL when out of memory. */
+struct engine_op *engine__op_join_index(struct engine_stmt *stmt,
+                                        struct engine_op *left,
+                                        const struct engine_join_lookup *lookup,
+                                        const struct engine_join_spec *spec);
+
+/* The lookups index joins made in the table called name (0 without one):
+ * tests see that a join took the index path. */
+uint64_t engine__join_probes(const struct engine_db *db, const char *name);
 
 /* ---- planning (plan_join.c) ---- */
 

@@ -33,11 +33,16 @@ struct join_item {
     size_t *merged;      /* RIGHT/FULL USING: pairs of combined columns */
     size_t merged_count; /* merged columns, after the item's own */
     const struct ast_expr *filter;    /* terms on its scan, or NULL */
+    struct engine_expr *filter_expr;  /* filter over its own scope */
     const struct ast_expr **on_terms; /* its ON (or USING) terms */
     size_t on_count;
     struct join_term *terms; /* the terms of its join */
     size_t term_count;
     double rows; /* the rows its source is expected to yield */
+    /* A table-valued function whose arguments read items to its left
+     * (tvf.h): its source, which each left row sets going again; NULL
+     * for every other item. */
+    struct engine_op *lateral;
 };
 
 struct engine_join_plan {
@@ -65,5 +70,13 @@ struct engine_join_plan {
 int engine__join_add_column(struct engine_join_plan *plan,
                             const struct engine_scope_column *column,
                             size_t item, bool merged);
+
+/* Whether join k (its spec made) should look its right item's rows up per
+ * left row instead of hashing them (plan_join_index.c): *out the lookup,
+ * or NULL. *rows, the rows expected from the joins before k, becomes those
+ * expected once k is joined. 0 or COMMON_ENOMEM. */
+int engine__join_plan_lookup(struct engine_join_plan *plan, size_t k,
+                             const struct engine_join_spec *spec, double *rows,
+                             struct engine_join_lookup **out);
 
 #endif /* SINEW_ENGINE_JOIN_INT_H */

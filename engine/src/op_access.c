@@ -86,26 +86,18 @@ static int find_rowid(struct engine_access_run *run,
     return slot >= 0 ? add_found(run, (size_t)slot) : 0;
 }
 
-/* Evaluates the key's values, in key order, into values: all of them
- * first, then the NULL tests, as codeAllEqualityTerms() codes them. *stop
- * when a NULL under "=" ends the lookup (no row); run->scan_all when one
- * under IS makes every row a candidate. */
-static int eval_key(const struct engine_access *access,
-                    struct engine_access_run *run, struct engine_exec *exec,
-                    struct engine_arena *arena, struct engine_value *values,
-                    bool *stop)
+/* The NULL tests and affinities of the key's values, once every value is
+ * computed, as codeAllEqualityTerms() codes them. *stop when a NULL under
+ * "=" ends the lookup (no row); run->scan_all when one under IS makes
+ * every row a candidate. */
+static int prepare_key(const struct engine_access *access,
+                       struct engine_access_run *run,
+                       struct engine_arena *arena, struct engine_value *values,
+                       bool *stop)
 {
     bool null_is = false;
 
     *stop = false;
-    for (size_t i = 0; i < access->value_count; i++) {
-        int rc = engine__expr_eval_constant(access->values[i].expr, exec, arena,
-                                            &values[i]);
-
-        if (rc != 0) {
-            return rc;
-        }
-    }
     for (size_t i = 0; i < access->value_count; i++) {
         const struct engine_access_value *value = &access->values[i];
 
@@ -119,6 +111,24 @@ static int eval_key(const struct engine_access *access,
     }
     run->scan_all = null_is && !*stop;
     return 0;
+}
+
+/* Evaluates the key's values, in key order, into values (all of them
+ * first), then prepares them. */
+static int eval_key(const struct engine_access *access,
+                    struct engine_access_run *run, struct engine_exec *exec,
+                    struct engine_arena *arena, struct engine_value *values,
+                    bool *stop)
+{
+    for (size_t i = 0; i < access->value_count; i++) {
+        int rc = engine__expr_eval_constant(access->values[i].expr, exec, arena,
+                                            &values[i]);
+
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return prepare_key(access, run, arena, values, stop);
 }
 
 /* Whether the key or index planned is still the table's at target: the
@@ -152,6 +162,22 @@ static bool key_still_there(const struct engine_access *access,
     return count == access->value_count && count > 0;
 }
 
+/* The rows whose key equals values (prepared). */
+static int lookup_key(const struct engine_access *access,
+                      struct engine_access_run *run,
+                      const struct engine_table *table,
+                      const struct engine_value *values)
+{
+    ptrdiff_t slot;
+
+    if (access->kind == ENGINE_ACCESS_INDEX) {
+        return engine__table_index_find(table, access->target, values,
+                                        &run->found);
+    }
+    slot = engine__table_find_key(table, access->target, values, -1);
+    return slot >= 0 ? add_found(run, (size_t)slot) : 0;
+}
+
 static int find_key(const struct engine_access *access,
                     struct engine_access_run *run,
                     const struct engine_table *table, struct engine_exec *exec,
@@ -159,7 +185,6 @@ static int find_key(const struct engine_access *access,
 {
     struct engine_value values[ENGINE__ACCESS_KEY_MAX];
     bool stop;
-    ptrdiff_t slot;
     int rc;
 
     if (!key_still_there(access, table)) {
@@ -171,12 +196,34 @@ static int find_key(const struct engine_access *access,
     if (rc != 0 || stop || run->scan_all) {
         return rc;
     }
-    if (access->kind == ENGINE_ACCESS_INDEX) {
-        return engine__table_index_find(table, access->target, values,
-                                        &run->found);
+    return lookup_key(access, run, table, values);
+}
+
+int engine__access_find(const struct engine_access *access,
+                        struct engine_access_run *run,
+                        const struct engine_table *table,
+                        struct engine_value *values, struct engine_arena *arena)
+{
+    bool stop;
+    int rc;
+
+    run->found.count = 0;
+    run->found_next = 0;
+    run->scan_all = false;
+    if (access->kind == ENGINE_ACCESS_ROWID) {
+        return values[0].type == ENGINE_NULL
+                   ? 0
+                   : find_rowid(run, table, values[0], arena);
     }
-    slot = engine__table_find_key(table, access->target, values, -1);
-    return slot >= 0 ? add_found(run, (size_t)slot) : 0;
+    if (!key_still_there(access, table)) {
+        run->scan_all = true;
+        return 0;
+    }
+    rc = prepare_key(access, run, arena, values, &stop);
+    if (rc != 0 || stop || run->scan_all) {
+        return rc;
+    }
+    return lookup_key(access, run, table, values);
 }
 
 enum bound {

@@ -332,20 +332,14 @@ static int savepoint_parse(struct parser *p, struct ast_stmt *stmt)
 static const char *unsupported_statement(enum token_kind kind)
 {
     switch (kind) {
-    case TOKEN_WITH:
-        return "WITH";
     case TOKEN_EXPLAIN:
         return "EXPLAIN";
-    case TOKEN_ALTER:
-        return "ALTER TABLE";
     case TOKEN_ANALYZE:
         return "ANALYZE";
     case TOKEN_ATTACH:
         return "ATTACH";
     case TOKEN_DETACH:
         return "DETACH";
-    case TOKEN_REINDEX:
-        return "REINDEX";
     default:
         return NULL;
     }
@@ -365,6 +359,10 @@ static int statement_parse(struct parser *p, struct ast_stmt *stmt)
         return engine__parse_create(p, stmt);
     case TOKEN_DROP:
         return engine__parse_drop(p, stmt);
+    case TOKEN_ALTER:
+        return engine__parse_alter(p, stmt);
+    case TOKEN_WITH:
+        return engine__parse_with_statement(p, stmt);
     case TOKEN_INSERT:
     case TOKEN_REPLACE:
         return engine__parse_insert(p, stmt);
@@ -388,6 +386,8 @@ static int statement_parse(struct parser *p, struct ast_stmt *stmt)
         return engine__parse_pragma(p, stmt);
     case TOKEN_VACUUM:
         return engine__parse_vacuum(p, stmt);
+    case TOKEN_REINDEX:
+        return engine__parse_reindex(p, stmt);
     default:
         break;
     }

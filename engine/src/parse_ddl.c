@@ -18,8 +18,8 @@
  *           ON nm LP sortlist RP where_opt
  *   cmd ::= DROP TABLE|INDEX ifexists fullname
  *
- * Foreign keys, generated columns, views, triggers and virtual tables are
- * rejected with "... is not supported yet".
+ * Views are parse_view.c's. Foreign keys, generated columns, triggers and
+ * virtual tables are rejected with "... is not supported yet".
  */
 #include "parse_int.h"
 
@@ -498,9 +498,9 @@ int engine__parse_create(struct parser *p, struct ast_stmt *stmt)
     case TOKEN_TABLE:
         return create_table_parse(p, stmt, temporary);
     case TOKEN_VIEW:
-        return engine__parse_unsupported(p, "CREATE VIEW");
+        return engine__parse_create_view(p, stmt, temporary);
     case TOKEN_TRIGGER:
-        return engine__parse_unsupported(p, "CREATE TRIGGER");
+        return engine__parse_create_trigger(p, stmt, temporary);
     default:
         break;
     }
@@ -525,10 +525,10 @@ int engine__parse_drop(struct parser *p, struct ast_stmt *stmt)
 
     engine__parse_advance(p);
     if (engine__parse_is(p, TOKEN_VIEW)) {
-        return engine__parse_unsupported(p, "DROP VIEW");
+        return engine__parse_drop_view(p, stmt);
     }
     if (engine__parse_is(p, TOKEN_TRIGGER)) {
-        return engine__parse_unsupported(p, "DROP TRIGGER");
+        return engine__parse_drop_trigger(p, stmt);
     }
     if (engine__parse_is(p, TOKEN_TABLE)) {
         stmt->kind = AST_STMT_DROP_TABLE;
@@ -543,4 +543,9 @@ int engine__parse_drop(struct parser *p, struct ast_stmt *stmt)
         rc = object_name_parse(p, &stmt->u.drop.name);
     }
     return rc;
+}
+
+int engine__parse_column_def(struct parser *p, struct ast_column_def *c)
+{
+    return column_def_parse(p, c);
 }

@@ -349,16 +349,6 @@ int engine__parse_insert(struct parser *p, struct ast_stmt *stmt)
 
 /* ---- UPDATE and DELETE ---- */
 
-static int indexed_opt_parse(struct parser *p)
-{
-    if (engine__parse_is(p, TOKEN_INDEXED) ||
-        (engine__parse_is(p, TOKEN_NOT) &&
-         engine__parse_peek(p, 1) == TOKEN_INDEXED)) {
-        return engine__parse_unsupported(p, "INDEXED BY");
-    }
-    return 0;
-}
-
 /* ORDER BY and LIMIT on UPDATE and DELETE exist in SQLite builds with
  * SQLITE_ENABLE_UPDATE_DELETE_LIMIT (Debian's): ORDER BY alone is an
  * error there, LIMIT is not supported here. */
@@ -421,7 +411,7 @@ int engine__parse_update(struct parser *p, struct ast_stmt *stmt)
         rc = xfullname_parse(p, &up->table, &up->alias);
     }
     if (rc == 0) {
-        rc = indexed_opt_parse(p);
+        rc = engine__parse_index_hint(p, &up->hint);
     }
     if (rc == 0) {
         rc = engine__parse_expect(p, TOKEN_SET);
@@ -450,7 +440,7 @@ int engine__parse_delete(struct parser *p, struct ast_stmt *stmt)
         rc = xfullname_parse(p, &del->table, &del->alias);
     }
     if (rc == 0) {
-        rc = indexed_opt_parse(p);
+        rc = engine__parse_index_hint(p, &del->hint);
     }
     if (rc == 0) {
         rc = where_returning_parse(p, &del->where, &del->returning, "DELETE");

@@ -382,7 +382,7 @@ static int call_suffix_parse(struct parser *p, struct ast_expr *e)
     if (engine__parse_is(p, TOKEN_OVER) &&
         (next == TOKEN_LP || next == TOKEN_ID ||
          engine__token_is_fallback_id(next))) {
-        return engine__parse_unsupported(p, "OVER");
+        return engine__parse_over(p, &e->u.function.over);
     }
     return 0;
 }
@@ -669,6 +669,44 @@ static bool is_identifier_start(const struct parser *p)
             engine__parse_peek(p, 1) == TOKEN_DOT);
 }
 
+/* RAISE ( IGNORE ) | RAISE ( ROLLBACK|ABORT|FAIL , nm ) (parse.y's
+ * "expr ::= RAISE LP raisetype COMMA nm RP"); whether it stands inside a
+ * trigger program is the planner's question (trigger_plan.c). */
+static int raise_parse(struct parser *p, struct ast_expr **out)
+{
+    size_t start = p->tok.offset;
+    struct ast_expr *e = engine__parse_expr_new(p, AST_RAISE, start);
+    int rc = 0;
+
+    if (e == NULL) {
+        return COMMON_ENOMEM;
+    }
+    engine__parse_advance(p);
+    engine__parse_advance(p);
+    p->height = 1;
+    if (engine__parse_accept(p, TOKEN_IGNORE)) {
+        e->u.raise.action = AST_CONFLICT_IGNORE;
+    } else {
+        if (engine__parse_accept(p, TOKEN_ROLLBACK)) {
+            e->u.raise.action = AST_CONFLICT_ROLLBACK;
+        } else if (engine__parse_accept(p, TOKEN_ABORT)) {
+            e->u.raise.action = AST_CONFLICT_ABORT;
+        } else if (engine__parse_accept(p, TOKEN_FAIL)) {
+            e->u.raise.action = AST_CONFLICT_FAIL;
+        } else {
+            return engine__parse_syntax_error(p);
+        }
+        rc = engine__parse_expect(p, TOKEN_COMMA);
+        rc = rc != 0 ? rc : engine__parse_nm(p, &e->u.raise.message);
+    }
+    rc = rc != 0 ? rc : engine__parse_expect(p, TOKEN_RP);
+    if (rc != 0) {
+        return rc;
+    }
+    *out = e;
+    return engine__parse_expr_finish(p, e, start);
+}
+
 static int primary_parse(struct parser *p, struct ast_expr **out)
 {
     size_t start = p->tok.offset;
@@ -683,7 +721,7 @@ static int primary_parse(struct parser *p, struct ast_expr **out)
         return parameter_parse(p, out);
     }
     if (kind == TOKEN_RAISE && engine__parse_peek(p, 1) == TOKEN_LP) {
-        return engine__parse_unsupported(p, "RAISE");
+        return raise_parse(p, out);
     }
     if (kind == TOKEN_CASE || kind == TOKEN_CAST || kind == TOKEN_EXISTS ||
         kind == TOKEN_CURRENT_DATE || kind == TOKEN_CURRENT_TIME ||

@@ -152,9 +152,23 @@ int engine__parse_default_value(struct parser *p, struct ast_expr **out);
  * the current token being SELECT, VALUES or WITH. */
 int engine__parse_select(struct parser *p, struct ast_select **out);
 
+/* parse_with.c: a WITH clause, the current token being WITH; and a
+ * statement that starts with one (SELECT, VALUES, INSERT, REPLACE, UPDATE
+ * or DELETE). */
+int engine__parse_with(struct parser *p, struct ast_with **out);
+int engine__parse_with_statement(struct parser *p, struct ast_stmt *stmt);
+
 /* "selcollist" (result columns, for SELECT and RETURNING). */
 int engine__parse_result_columns(struct parser *p,
                                  struct ast_result_column **out, size_t *count);
+
+/* indexed_opt: [INDEXED BY nm | NOT INDEXED] after a table name. */
+int engine__parse_index_hint(struct parser *p, struct ast_index_hint *hint);
+
+/* parse_window.c: "OVER (window)" or "OVER nm" (the current token OVER),
+ * and a WINDOW clause (the current token WINDOW) into s. */
+int engine__parse_over(struct parser *p, struct ast_window **out);
+int engine__parse_window_clause(struct parser *p, struct ast_select *s);
 
 /* "sortlist" for ORDER BY. */
 int engine__parse_order_by(struct parser *p, struct ast_order_item **out,
@@ -164,14 +178,32 @@ int engine__parse_order_by(struct parser *p, struct ast_order_item **out,
  * CREATE or DROP. */
 int engine__parse_create(struct parser *p, struct ast_stmt *stmt);
 int engine__parse_drop(struct parser *p, struct ast_stmt *stmt);
+/* columnname carglist: one column definition (ALTER TABLE ADD too). */
+int engine__parse_column_def(struct parser *p, struct ast_column_def *c);
+
+/* parse_alter.c: ALTER TABLE; the current token is ALTER. */
+int engine__parse_alter(struct parser *p, struct ast_stmt *stmt);
+
+/* parse_view.c: CREATE [TEMP] VIEW (the current token VIEW) and DROP VIEW
+ * (the current token VIEW). */
+int engine__parse_create_view(struct parser *p, struct ast_stmt *stmt,
+                              bool temporary);
+int engine__parse_drop_view(struct parser *p, struct ast_stmt *stmt);
+
+/* parse_trigger.c: CREATE [TEMP] TRIGGER (the current token TRIGGER) and
+ * DROP TRIGGER (the current token TRIGGER). */
+int engine__parse_create_trigger(struct parser *p, struct ast_stmt *stmt,
+                                 bool temporary);
+int engine__parse_drop_trigger(struct parser *p, struct ast_stmt *stmt);
 
 /* An "onconf" / "orconf" resolution: ROLLBACK ABORT FAIL IGNORE REPLACE. */
 int engine__parse_resolve_type(struct parser *p, enum ast_conflict *out);
 
-/* parse_pragma.c: PRAGMA and VACUUM; the current token is PRAGMA or
- * VACUUM. */
+/* parse_pragma.c: PRAGMA, VACUUM and REINDEX; the current token is
+ * PRAGMA, VACUUM or REINDEX. */
 int engine__parse_pragma(struct parser *p, struct ast_stmt *stmt);
 int engine__parse_vacuum(struct parser *p, struct ast_stmt *stmt);
+int engine__parse_reindex(struct parser *p, struct ast_stmt *stmt);
 
 /* parse_dml.c: INSERT, REPLACE, UPDATE and DELETE. */
 int engine__parse_insert(struct parser *p, struct ast_stmt *stmt);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * parse_pragma.c: the PRAGMA and VACUUM statements, after SQLite 3.40's
- * src/parse.y:
+ * parse_pragma.c: the PRAGMA, VACUUM and REINDEX statements, after
+ * SQLite 3.40's src/parse.y:
  *
  *   cmd ::= PRAGMA nm dbnm
  *   cmd ::= PRAGMA nm dbnm EQ nmnum | PRAGMA nm dbnm LP nmnum RP
@@ -10,6 +10,7 @@
  *   plus_num ::= PLUS number | number      minus_num ::= MINUS number
  *   number ::= INTEGER | FLOAT             dbnm ::= . | DOT nm
  *   cmd ::= VACUUM vinto | VACUUM nm vinto
+ *   cmd ::= REINDEX | REINDEX nm dbnm
  *   vinto ::= INTO expr | .
  *
  * A pragma's value is kept as the text sqlite3Pragma() works on, since
@@ -103,6 +104,25 @@ int engine__parse_pragma(struct parser *p, struct ast_stmt *stmt)
         return rc == 0 ? engine__parse_expect(p, TOKEN_RP) : rc;
     }
     return 0;
+}
+
+/* REINDEX [nm [. nm]] (parse.y's "cmd ::= REINDEX nm dbnm"). */
+int engine__parse_reindex(struct parser *p, struct ast_stmt *stmt)
+{
+    struct ast_reindex *reindex = &stmt->u.reindex;
+    int rc;
+
+    stmt->kind = AST_STMT_REINDEX;
+    engine__parse_advance(p);
+    if (!engine__parse_is_nm(p)) {
+        return 0;
+    }
+    rc = engine__parse_nm(p, &reindex->name);
+    if (rc == 0 && engine__parse_accept(p, TOKEN_DOT)) {
+        reindex->schema = reindex->name;
+        rc = engine__parse_nm(p, &reindex->name);
+    }
+    return rc;
 }
 
 int engine__parse_vacuum(struct parser *p, struct ast_stmt *stmt)

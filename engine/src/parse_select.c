@@ -16,8 +16,9 @@
  *            | JOIN_KW nm nm JOIN
  *   on_using ::= ON expr | USING LP idlist RP | .
  *
- * WITH, compound selects, window definitions and parenthesized join
- * clauses are rejected with "... is not supported yet". As in SQLite, "all
+ * WITH is parse_with.c's. A parenthesized join with its own alias, ON or
+ * USING (SQLite's SF_NestedFrom subquery) is rejected with "... is not
+ * supported yet"; see nested_from_parse. As in SQLite, "all
  * VALUES must have the same number of terms", "a JOIN clause is required
  * before ON" and "unknown join type: ..." are reported after the syntax is
  * checked.
@@ -125,20 +126,31 @@ static int using_parse(struct parser *p, struct ast_from_item *item)
     return rc;
 }
 
+int engine__parse_index_hint(struct parser *p, struct ast_index_hint *hint)
+{
+    if (engine__parse_accept(p, TOKEN_INDEXED)) {
+        int rc = engine__parse_expect(p, TOKEN_BY);
+
+        return rc != 0 ? rc : engine__parse_nm(p, &hint->indexed_by);
+    }
+    if (engine__parse_is(p, TOKEN_NOT) &&
+        engine__parse_peek(p, 1) == TOKEN_INDEXED) {
+        engine__parse_advance(p);
+        engine__parse_advance(p);
+        hint->not_indexed = true;
+    }
+    return 0;
+}
+
 /* What may follow a FROM item: ON expr or USING (idlist) (on_using in
- * parse.y), INDEXED BY, NOT INDEXED. The first item may have neither ON
- * nor USING: SQLite says so once the syntax is checked. */
+ * parse.y). The first item may have neither ON nor USING: SQLite says so
+ * once the syntax is checked. */
 static int from_item_suffix_parse(struct parser *p, struct ast_from_item *item)
 {
     size_t offset = p->tok.offset;
     bool first = item->join == AST_JOIN_FIRST;
     int rc = 0;
 
-    if (engine__parse_is(p, TOKEN_INDEXED) ||
-        (engine__parse_is(p, TOKEN_NOT) &&
-         engine__parse_peek(p, 1) == TOKEN_INDEXED)) {
-        return engine__parse_unsupported(p, "INDEXED BY");
-    }
     if (engine__parse_accept(p, TOKEN_ON)) {
         rc = engine__parse_expr(p, &item->on);
         if (rc == 0 && first) {
@@ -155,19 +167,16 @@ static int from_item_suffix_parse(struct parser *p, struct ast_from_item *item)
     return rc;
 }
 
+static int from_list_parse(struct parser *p, struct parse_list *list);
+
+/* A table name [AS alias] [INDEXED BY nm | NOT INDEXED], a table-valued
+ * function call name(args) [AS alias], or (select) [AS alias], then ON or
+ * USING. */
 static int from_item_parse(struct parser *p, struct ast_from_item *item)
 {
     int rc;
 
-    item->position = p->tok.offset;
-    if (engine__parse_is(p, TOKEN_LP)) {
-        enum token_kind next = engine__parse_peek(p, 1);
-
-        if (next != TOKEN_SELECT && next != TOKEN_VALUES &&
-            next != TOKEN_WITH) {
-            return engine__parse_unsupported(p, "a parenthesized FROM clause");
-        }
-        engine__parse_advance(p);
+    if (engine__parse_accept(p, TOKEN_LP)) {
         rc = engine__parse_select(p, &item->select);
         if (rc == 0) {
             rc = engine__parse_expect(p, TOKEN_RP);
@@ -177,9 +186,46 @@ static int from_item_parse(struct parser *p, struct ast_from_item *item)
         if (rc == 0 && engine__parse_is(p, TOKEN_DOT)) {
             return engine__parse_unsupported(p, "a schema qualifier");
         }
-        if (rc == 0 && engine__parse_is(p, TOKEN_LP)) {
-            return engine__parse_unsupported(p, "a table-valued function");
+        if (rc == 0 && engine__parse_accept(p, TOKEN_LP)) {
+            item->function = true;
+            if (!engine__parse_is(p, TOKEN_RP)) {
+                rc = engine__parse_expr_list(p, &item->args);
+            }
+            rc = rc != 0 ? rc : engine__parse_expect(p, TOKEN_RP);
         }
+    }
+    if (rc == 0) {
+        rc = alias_parse(p, &item->alias);
+    }
+    if (rc == 0 && item->table != NULL && !item->function) {
+        rc = engine__parse_index_hint(p, &item->hint);
+    }
+    if (rc == 0) {
+        rc = from_item_suffix_parse(p, item);
+    }
+    return rc;
+}
+
+/* "(seltablist) [AS alias] [ON ... | USING (...)]", parse.y's rule for a
+ * parenthesized join. First in its list, without alias, ON or USING, its
+ * items join the list as if unparenthesized; a single item becomes this
+ * one and, as in SQLite, keeps only the outer alias ("FROM t0, (t1 AS x)"
+ * names t1, not x). Otherwise SQLite makes it a subquery whose columns
+ * keep their tables' names (SF_NestedFrom), which sinew does not do yet. */
+static int nested_from_parse(struct parser *p, struct parse_list *list,
+                             struct ast_from_item *item)
+{
+    struct parse_list inner = {0};
+    const struct ast_from_item *items;
+    int rc = engine__parse_enter(p);
+
+    if (rc == 0) {
+        engine__parse_advance(p);
+        rc = from_list_parse(p, &inner);
+        engine__parse_leave(p);
+    }
+    if (rc == 0) {
+        rc = engine__parse_expect(p, TOKEN_RP);
     }
     if (rc == 0) {
         rc = alias_parse(p, &item->alias);
@@ -187,7 +233,45 @@ static int from_item_parse(struct parser *p, struct ast_from_item *item)
     if (rc == 0) {
         rc = from_item_suffix_parse(p, item);
     }
-    return rc;
+    if (rc != 0) {
+        return rc;
+    }
+    items = inner.items;
+    if (list->count == 0 && item->alias == NULL && item->on == NULL &&
+        item->using_columns == NULL) {
+        for (size_t i = 0; rc == 0 && i < inner.count; i++) {
+            rc = engine__parse_list_push(p, list, &items[i], sizeof(*items));
+        }
+        return rc;
+    }
+    if (inner.count == 1) {
+        item->table = items[0].table;
+        item->select = items[0].select;
+        return engine__parse_list_push(p, list, item, sizeof(*item));
+    }
+    return engine__parse_error(p, item->position,
+                               "a parenthesized join with an alias, ON or "
+                               "USING, or after other FROM items is not "
+                               "supported yet");
+}
+
+/* One FROM term pushed onto list: an item, or a parenthesized join's. */
+static int from_term_parse(struct parser *p, struct parse_list *list,
+                           struct ast_from_item *item)
+{
+    int rc;
+
+    item->position = p->tok.offset;
+    if (engine__parse_is(p, TOKEN_LP)) {
+        enum token_kind next = engine__parse_peek(p, 1);
+
+        if (next != TOKEN_SELECT && next != TOKEN_VALUES &&
+            next != TOKEN_WITH) {
+            return nested_from_parse(p, list, item);
+        }
+    }
+    rc = from_item_parse(p, item);
+    return rc != 0 ? rc : engine__parse_list_push(p, list, item, sizeof(*item));
 }
 
 /* The bits of sqlite3JoinType() (select.c): each keyword adds its own. */
@@ -280,33 +364,37 @@ static bool at_join_op(const struct parser *p)
 }
 
 /* seltablist: FROM items joined left to right. */
-static int from_parse(struct parser *p, struct ast_select *s)
+static int from_list_parse(struct parser *p, struct parse_list *list)
 {
-    struct parse_list list = {0};
+    size_t first = list->count;
 
     for (;;) {
         struct ast_from_item item = {0};
         int rc = 0;
 
-        if (list.count > 0) {
+        if (list->count > first) {
             rc = join_op_parse(p, &item);
         }
         if (rc == 0) {
-            rc = from_item_parse(p, &item);
-        }
-        if (rc == 0) {
-            rc = engine__parse_list_push(p, &list, &item, sizeof(item));
+            rc = from_term_parse(p, list, &item);
         }
         if (rc != 0) {
             return rc;
         }
         if (!at_join_op(p)) {
-            break;
+            return 0;
         }
     }
+}
+
+static int from_parse(struct parser *p, struct ast_select *s)
+{
+    struct parse_list list = {0};
+    int rc = from_list_parse(p, &list);
+
     s->from = list.items;
     s->from_count = list.count;
-    return 0;
+    return rc;
 }
 
 /* ---- ORDER BY and LIMIT ---- */
@@ -440,7 +528,7 @@ static int values_parse(struct parser *p, struct ast_select *s)
 
 /* ---- SELECT ---- */
 
-/* WHERE, GROUP BY, HAVING and a WINDOW clause (rejected). */
+/* WHERE, GROUP BY, HAVING and a WINDOW clause. */
 static int select_filters_parse(struct parser *p, struct ast_select *s)
 {
     int rc = 0;
@@ -459,7 +547,7 @@ static int select_filters_parse(struct parser *p, struct ast_select *s)
     }
     if (rc == 0 && engine__parse_is(p, TOKEN_WINDOW) &&
         engine__parse_peek(p, 2) == TOKEN_AS) {
-        return engine__parse_unsupported(p, "WINDOW");
+        return engine__parse_window_clause(p, s);
     }
     return rc;
 }
@@ -602,23 +690,25 @@ static int compound_parse(struct parser *p, struct ast_select *s)
     return compound_check(p, s, term_count);
 }
 
+/* [WITH ...] select: the WITH (parse_with.c) goes on the top node, set
+ * once compound_parse() has made it. */
 static int select_body_parse(struct parser *p, struct ast_select *s)
 {
-    int rc;
+    struct ast_with *with = NULL;
+    int rc = 0;
 
     if (engine__parse_is(p, TOKEN_WITH)) {
-        return engine__parse_unsupported(p, "WITH");
+        rc = engine__parse_with(p, &with);
+        s->position = p->tok.offset;
     }
-    rc = oneselect_parse(p, s);
-    if (rc != 0) {
-        return rc;
+    rc = rc != 0 ? rc : oneselect_parse(p, s);
+    if (rc == 0 && (engine__parse_is(p, TOKEN_UNION) ||
+                    engine__parse_is(p, TOKEN_INTERSECT) ||
+                    engine__parse_is(p, TOKEN_EXCEPT))) {
+        rc = compound_parse(p, s);
     }
-    if (engine__parse_is(p, TOKEN_UNION) ||
-        engine__parse_is(p, TOKEN_INTERSECT) ||
-        engine__parse_is(p, TOKEN_EXCEPT)) {
-        return compound_parse(p, s);
-    }
-    return 0;
+    s->with = with;
+    return rc;
 }
 
 int engine__parse_select(struct parser *p, struct ast_select **out)

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "cte.h"
 #include "engine_int.h"
 #include "plan.h"
 #include "rowset.h"
@@ -18,6 +19,10 @@ int engine__plan(struct engine_stmt *stmt)
 
     stmt->root = NULL;
     stmt->column_count = 0;
+    rc = engine__plan_cte_bind(stmt); /* FROM names that are CTEs */
+    if (rc != 0) {
+        return rc;
+    }
     switch (ast->kind) {
     case AST_STMT_SELECT:
         rc = engine__plan_check_tables(stmt, ast->u.select);
@@ -34,6 +39,9 @@ int engine__plan(struct engine_stmt *stmt)
     case AST_STMT_PRAGMA:
     case AST_STMT_VACUUM:
         rc = engine__plan_pragma(stmt);
+        break;
+    case AST_STMT_REINDEX:
+        rc = engine__reindex_plan(stmt);
         break;
     default:
         break;

@@ -33,6 +33,14 @@ struct engine_scope_column {
     bool star_hidden;      /* left out of "*" (USING's right copy) */
     bool star_unqualified; /* "*" shows it by its bare name (a RIGHT or
                               FULL join's merged USING column) */
+    bool not_null;         /* never NULL: a NOT NULL column or the rowid of
+                              a table not on an outer join's NULL side, for
+                              which SQLite's resolver turns "x IS NULL" into
+                              a constant (sqlite3ExprCanBeNull) */
+    /* A table-valued function's (tvf.h): */
+    bool hidden;          /* HIDDEN (json, root): not in "*" nor NATURAL */
+    bool carries_subtype; /* its values keep json_subtype (json_each's
+                             value, as SQLite's xColumn result keeps it) */
 };
 
 struct engine_scope {
@@ -80,11 +88,85 @@ struct engine_compile {
     bool allow_aggregates;
     const char *clause; /* "WHERE", "GROUP BY", ... for errors */
     int depth;
+    /* The window stage of the SELECT whose results or ORDER BY this
+     * compiles (window.h); NULL where window functions are misuse. */
+    struct engine_window_plan *window;
+    /* The SELECT whose result columns, HAVING or ORDER BY this context
+     * compiles, or NULL: an aggregate of a subquery that belongs to it
+     * (expr_outer.c) makes it an aggregate query. */
+    const struct ast_select *aggregate_home;
+    /* The aggregate call a subquery hands to this context's query while it
+     * is compiled here (expr_outer.c), or NULL. */
+    const struct ast_expr *foreign_aggregate;
+    /* An ORDER BY or GROUP BY term as written: the names of enclosing
+     * queries are not seen (resolveSelectStep() clears sNC.pNext). */
+    bool local_only;
 };
+
+/* A subquery being planned inside an expression of an enclosing query
+ * (expr_outer.c): names its own FROM lacks are looked up in ctx, then in
+ * parent's, as SQLite's lookupName() walks NameContext.pNext. */
+struct engine_outer_frame {
+    struct engine_compile *ctx;       /* where the subquery is written */
+    struct engine_subquery *subquery; /* the subquery being planned */
+    struct engine_outer_frame *parent;
+};
+
+/* Makes frame the innermost enclosing query while subquery, written in
+ * ctx, is planned; engine__outer_pop() ends it. */
+void engine__outer_push(struct engine_compile *ctx,
+                        struct engine_subquery *subquery,
+                        struct engine_outer_frame *frame);
+void engine__outer_pop(struct engine_compile *ctx,
+                       struct engine_outer_frame *frame);
+
+/* Column ast, which ctx's own scope lacks, resolved in the enclosing
+ * queries: *out reads its value on the enclosing row. 1 when there is no
+ * enclosing query (the caller reports "no such column"), else 0 or the
+ * enclosing query's error. */
+int engine__outer_column(struct engine_compile *ctx, const struct ast_expr *ast,
+                         struct engine_expr **out);
+
+/* Aggregate call ast, written in ctx: 1 when it belongs to ctx's own
+ * query, else (its arguments read only columns of enclosing queries, as
+ * in SQLite's resolve.c) 0 with *out reading its value from the query it
+ * belongs to, or that query's error. */
+int engine__outer_aggregate(struct engine_compile *ctx,
+                            const struct ast_expr *ast,
+                            struct engine_expr **out);
+
+/* Aggregate call ast, handed by a subquery to ctx's query, which is no
+ * aggregate query yet: records that ctx->aggregate_home has it and returns
+ * ENGINE__PLAN_AGAIN (with "misuse of aggregate" recorded, should nothing
+ * plan it again). */
+#define ENGINE__PLAN_AGAIN (-10999)
+int engine__outer_want(struct engine_compile *ctx, const struct ast_expr *ast);
+
+/* The aggregates subqueries have placed in select (0 for most), which is
+ * then an aggregate query. */
+size_t engine__outer_aggregates(const struct engine_stmt *stmt,
+                                const struct ast_select *select);
+
+/* The aggregate calls in ast (outside subqueries) that belong to an
+ * enclosing query of ctx's rather than to ctx's own. */
+size_t engine__outer_foreign_aggregates(const struct engine_compile *ctx,
+                                        const struct ast_expr *ast);
+
+/* Whether column reference ast names a column (or result alias) of ctx's
+ * own query, or several (ambiguous) (expr_compile.c). */
+bool engine__compile_resolves(const struct engine_compile *ctx,
+                              const struct ast_expr *ast);
+/* Whether function call ast is an aggregate call (expr_compile.c). */
+bool engine__ast_is_aggregate_call(const struct ast_expr *ast);
 
 /* Compiles ast against ctx into *out (allocated in the plan arena). */
 int engine__compile_expr(struct engine_compile *ctx, const struct ast_expr *ast,
                          struct engine_expr **out);
+
+/* Whether column reference ast, as ctx or an enclosing query resolves it,
+ * is never NULL (engine_scope_column.not_null). */
+bool engine__compile_column_not_null(const struct engine_compile *ctx,
+                                     const struct ast_expr *ast);
 
 /* Whether two expressions are the same (SQLite's sqlite3ExprCompare). */
 bool engine__ast_equal(const struct ast_expr *a, const struct ast_expr *b);
@@ -215,6 +297,28 @@ int engine__plan_from_item(struct engine_stmt *stmt,
                            const struct ast_select *outer,
                            const struct ast_from_item *item,
                            struct engine_scope *scope, struct engine_op **op);
+
+/* A FROM item that names a view (view.c). engine__view_use() sets
+ * use->view NULL when item names none; else item is the view read as a
+ * FROM subquery (its SELECT parsed again into stmt's plan arena, called by
+ * the view's name unless aliased), or an error: "view v is circularly
+ * defined" when v is being planned already. The caller plans item with
+ * view->expanding raised, then engine__view_name_columns() gives the
+ * columns the view's column list ("expected 2 columns for 'v' but got
+ * 3"). engine__view_inside(): a view (not TEMP) is being planned, so a
+ * missing table is "main.t", as SQLite names it there. */
+struct engine_view_use {
+    struct engine_view *view;
+    struct ast_from_item item;
+    const char **columns; /* the view's column list; count 0 if none */
+    size_t column_count;
+};
+int engine__view_use(struct engine_stmt *stmt, const struct ast_from_item *item,
+                     struct engine_view_use *use);
+int engine__view_name_columns(struct engine_stmt *stmt,
+                              const struct engine_view_use *use,
+                              struct engine_scope *scope);
+bool engine__view_inside(const struct engine_db *db);
 
 /* A scope over all columns of table, then its rowid. */
 int engine__scope_of_table(struct engine_stmt *stmt,

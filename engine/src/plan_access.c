@@ -28,6 +28,7 @@
  * first upper bound.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "access.h"
 #include "plan.h"
@@ -53,6 +54,17 @@ struct term {
     struct engine_expr *expr;
 };
 
+/* Where the table's columns are in the scope the terms were compiled
+ * over: [first, end), its rowid at rowid_column. A single-table read's
+ * scope is the table's own (first 0, end past every column); a join's is
+ * the combined row, whose columns of the other items (to the left) are
+ * values a lookup may use. */
+struct frame {
+    size_t first;
+    size_t end;
+    ptrdiff_t rowid_column;
+};
+
 /* The terms of the top-level AND, the AST and the compiled tree walked
  * together; false when they do not match or there are too many. */
 static bool split(const struct ast_expr *ast, struct engine_expr *expr,
@@ -74,14 +86,23 @@ static bool split(const struct ast_expr *ast, struct engine_expr *expr,
 /* Whether expr reads no column of the table (a subquery is
  * uncorrelated). A non-deterministic function may be in it: SQLite
  * evaluates the value once, for the lookup. */
-static bool table_free(const struct engine_expr *expr)
+static bool table_free(const struct engine_expr *expr, const struct frame *f)
 {
-    if (expr->op == ENGINE_EXPR_COLUMN) {
+    if (expr->op == ENGINE_EXPR_COLUMN && expr->u.column >= f->first &&
+        expr->u.column < f->end) {
         return false;
     }
     for (size_t i = 0; i < expr->arg_count; i++) {
-        if (expr->args[i] != NULL && !table_free(expr->args[i])) {
+        if (expr->args[i] != NULL && !table_free(expr->args[i], f)) {
             return false;
+        }
+    }
+    /* A correlated subquery reads what its outer arguments read. */
+    if (engine__expr_is_correlated(expr)) {
+        for (size_t i = 0; i < expr->u.subquery->outer_count; i++) {
+            if (!table_free(expr->u.subquery->outer_args[i], f)) {
+                return false;
+            }
         }
     }
     return true;
@@ -93,22 +114,23 @@ static bool table_free(const struct engine_expr *expr)
 static bool table_column(const struct ast_expr *ast,
                          const struct engine_expr *expr,
                          const struct engine_table *table,
-                         ptrdiff_t rowid_column, size_t *column)
+                         const struct frame *f, size_t *column)
 {
     while (ast->kind == AST_COLLATE) {
         ast = ast->u.collate.operand;
     }
     if (ast->kind != AST_COLUMN || expr->op != ENGINE_EXPR_COLUMN ||
-        !expr->has_affinity) {
+        !expr->has_affinity || expr->u.column < f->first ||
+        expr->u.column >= f->end) {
         return false;
     }
-    if ((ptrdiff_t)expr->u.column == rowid_column ||
-        (ptrdiff_t)expr->u.column == table->rowid_alias) {
+    if ((ptrdiff_t)expr->u.column == f->rowid_column ||
+        (ptrdiff_t)(expr->u.column - f->first) == table->rowid_alias) {
         *column = SIZE_MAX;
         return true;
     }
-    *column = expr->u.column;
-    return expr->u.column < table->column_count;
+    *column = expr->u.column - f->first;
+    return *column < table->column_count;
 }
 
 static void add(struct usables *u, size_t column, enum engine_compare_op op,
@@ -121,7 +143,7 @@ static void add(struct usables *u, size_t column, enum engine_compare_op op,
 /* A written term "x op y" that is usable. */
 static void add_comparison(struct usables *u, const struct term *t,
                            const struct engine_table *table,
-                           ptrdiff_t rowid_column)
+                           const struct frame *f)
 {
     const struct ast_expr *ast = t->ast;
     struct engine_expr *e = t->expr;
@@ -135,21 +157,19 @@ static void add_comparison(struct usables *u, const struct term *t,
     if (op == ENGINE_COMPARE_NE || op == ENGINE_COMPARE_IS_NOT) {
         return;
     }
-    if (table_column(ast->u.binary.left, e->args[0], table, rowid_column,
-                     &column) &&
-        table_free(e->args[1])) {
+    if (table_column(ast->u.binary.left, e->args[0], table, f, &column) &&
+        table_free(e->args[1], f)) {
         add(u, column, op, e->args[1], e);
-    } else if (table_column(ast->u.binary.right, e->args[1], table,
-                            rowid_column, &column) &&
-               table_free(e->args[0])) {
+    } else if (table_column(ast->u.binary.right, e->args[1], table, f,
+                            &column) &&
+               table_free(e->args[0], f)) {
         add(u, column, engine__compare_commuted(op), e->args[0], e);
     }
 }
 
 /* The two rowid bounds "rowid BETWEEN low AND high" adds. */
 static void add_between(struct usables *u, const struct term *t,
-                        const struct engine_table *table,
-                        ptrdiff_t rowid_column)
+                        const struct engine_table *table, const struct frame *f)
 {
     const struct ast_expr *ast = t->ast;
     struct engine_expr *e = t->expr;
@@ -157,15 +177,15 @@ static void add_between(struct usables *u, const struct term *t,
 
     if (ast->kind != AST_BETWEEN || ast->u.between.negated ||
         e->op != ENGINE_EXPR_AND || !e->is_between ||
-        !table_column(ast->u.between.operand, e->args[0]->args[0], table,
-                      rowid_column, &column) ||
+        !table_column(ast->u.between.operand, e->args[0]->args[0], table, f,
+                      &column) ||
         column != SIZE_MAX) {
         return;
     }
     for (size_t i = 0; i < 2; i++) {
         struct engine_expr *bound = e->args[i];
 
-        if (table_free(bound->args[1])) {
+        if (table_free(bound->args[1], f)) {
             add(u, SIZE_MAX, bound->u.compare, bound->args[1], bound);
         }
     }
@@ -273,11 +293,24 @@ static int make_access(struct engine_stmt *stmt, enum engine_access_kind kind,
     return 0;
 }
 
+/* Whether a hint lets a lookup use the index named name (NULL: a UNIQUE
+ * or PRIMARY KEY constraint's, which SQLite keeps as an automatic index):
+ * NOT INDEXED allows none, INDEXED BY only its own. */
+static bool hint_allows(const struct ast_index_hint *hint, const char *name)
+{
+    if (hint->not_indexed) {
+        return false;
+    }
+    return hint->indexed_by == NULL ||
+           (name != NULL && strcasecmp(name, hint->indexed_by) == 0);
+}
+
 /* A UNIQUE or PRIMARY KEY every column of which has an equality: one that
  * resolves conflicts other than by REPLACE first, the newest first (the
  * order of SQLite's index list). */
 static ptrdiff_t unique_key(const struct usables *u,
                             const struct engine_table *table,
+                            const struct ast_index_hint *hint,
                             const struct usable **found)
 {
     for (int replace = 0; replace < 2; replace++) {
@@ -285,7 +318,7 @@ static ptrdiff_t unique_key(const struct usables *u,
             const struct engine_unique_key *key = &table->keys[k];
 
             if ((key->conflict == AST_CONFLICT_REPLACE) == (replace != 0) &&
-                !key->collation_differs &&
+                !key->collation_differs && hint_allows(hint, key->index_name) &&
                 all_equal(u, table, key->columns, NULL, key->column_count,
                           found)) {
                 return (ptrdiff_t)k;
@@ -299,6 +332,7 @@ static ptrdiff_t unique_key(const struct usables *u,
  * among those. */
 static ptrdiff_t secondary_index(const struct usables *u,
                                  const struct engine_table *table,
+                                 const struct ast_index_hint *hint,
                                  const struct usable **found)
 {
     const struct usable *trial[ENGINE__ACCESS_KEY_MAX];
@@ -310,7 +344,8 @@ static ptrdiff_t secondary_index(const struct usables *u,
         const struct engine_index_def *def = &table->indexes[i];
         const struct engine_table_index *index = def->lookup;
 
-        if (index == NULL || index->column_count < best_count ||
+        if (index == NULL || !hint_allows(hint, def->name) ||
+            index->column_count < best_count ||
             (index->column_count == best_count &&
              def->sequence < best_sequence) ||
             !all_equal(u, table, index->columns, index->collations,
@@ -374,6 +409,7 @@ static bool collect(const struct ast_expr *where_ast, struct engine_expr *where,
                     struct usables *u)
 {
     struct term terms[TERMS_MAX];
+    struct frame f = {.end = SIZE_MAX, .rowid_column = rowid_column};
     size_t count = 0;
 
     if (!split(where_ast, where, terms, &count)) {
@@ -381,10 +417,10 @@ static bool collect(const struct ast_expr *where_ast, struct engine_expr *where,
     }
     u->count = 0;
     for (size_t i = 0; i < count; i++) {
-        add_comparison(u, &terms[i], table, rowid_column);
+        add_comparison(u, &terms[i], table, &f);
     }
     for (size_t i = count; i-- > 0;) {
-        add_between(u, &terms[i], table, rowid_column);
+        add_between(u, &terms[i], table, &f);
     }
     return true;
 }
@@ -410,15 +446,25 @@ static void key_columns(const struct engine_table *table, const size_t *columns,
     }
 }
 
-static int choose(struct engine_stmt *stmt, const struct engine_table *table,
-                  const struct usables *u, struct engine_access **out)
+/* The equality path SQLite's costs pick among those the hint allows (the
+ * rowid's, a UNIQUE key's, a CREATE INDEX's), or none (*out unchanged): a
+ * path it rules out is passed over for the next one, as whereLoopAddBtree
+ * adds only the loops of the indexes the FROM item may use. */
+static int choose_equality(struct engine_stmt *stmt,
+                           const struct engine_table *table,
+                           const struct usables *u,
+                           const struct ast_index_hint *hint,
+                           struct engine_access **out)
 {
     const struct usable *found[ENGINE__ACCESS_KEY_MAX];
     ptrdiff_t target;
     int rc;
 
     found[0] = NULL;
-    for (size_t i = 0; found[0] == NULL && i < u->count; i++) {
+    /* INDEXED BY leaves out the rowid's own loops (whereLoopAddBtree
+     * builds its rowid "index" only without it). */
+    for (size_t i = 0;
+         found[0] == NULL && hint->indexed_by == NULL && i < u->count; i++) {
         const struct usable *x = &u->items[i];
 
         if (x->column == SIZE_MAX &&
@@ -429,7 +475,7 @@ static int choose(struct engine_stmt *stmt, const struct engine_table *table,
     if (found[0] != NULL) {
         return make_access(stmt, ENGINE_ACCESS_ROWID, 0, found, 1, out);
     }
-    if ((target = unique_key(u, table, found)) >= 0) {
+    if ((target = unique_key(u, table, hint, found)) >= 0) {
         const struct engine_unique_key *key = &table->keys[target];
 
         rc = make_access(stmt, ENGINE_ACCESS_KEY, (size_t)target, found,
@@ -439,7 +485,7 @@ static int choose(struct engine_stmt *stmt, const struct engine_table *table,
         }
         return rc;
     }
-    if ((target = secondary_index(u, table, found)) >= 0) {
+    if ((target = secondary_index(u, table, hint, found)) >= 0) {
         const struct engine_table_index *index = table->indexes[target].lookup;
 
         rc = make_access(stmt, ENGINE_ACCESS_INDEX, (size_t)target, found,
@@ -449,15 +495,47 @@ static int choose(struct engine_stmt *stmt, const struct engine_table *table,
         }
         return rc;
     }
+    return 0;
+}
+
+/* The equality path, else a rowid range (not under INDEXED BY). */
+static int choose(struct engine_stmt *stmt, const struct engine_table *table,
+                  const struct usables *u, const struct ast_index_hint *hint,
+                  struct engine_access **out)
+{
+    int rc = choose_equality(stmt, table, u, hint, out);
+
+    if (rc != 0 || *out != NULL || hint->indexed_by != NULL) {
+        return rc;
+    }
     return rowid_range(stmt, u, out);
+}
+
+int engine__plan_index_hint_check(struct engine_stmt *stmt,
+                                  const struct engine_table *table,
+                                  const struct ast_index_hint *hint)
+{
+    const char *name = hint->indexed_by;
+
+    if (name == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < table->index_count; i++) {
+        if (strcasecmp(table->indexes[i].name, name) == 0) {
+            return 0;
+        }
+    }
+    return engine__db_error(stmt->db, ENGINE_ESQL, "no such index: %s", name);
 }
 
 int engine__plan_access(struct engine_stmt *stmt,
                         const struct engine_table *table,
                         ptrdiff_t rowid_column,
+                        const struct ast_index_hint *hint,
                         const struct ast_expr *where_ast,
                         struct engine_expr *where, struct engine_access **out)
 {
+    static const struct ast_index_hint no_hint;
     struct usables *u;
     int rc = 0;
 
@@ -470,7 +548,7 @@ int engine__plan_access(struct engine_stmt *stmt,
         return COMMON_ENOMEM;
     }
     if (collect(where_ast, where, table, rowid_column, u)) {
-        rc = choose(stmt, table, u, out);
+        rc = choose(stmt, table, u, hint != NULL ? hint : &no_hint, out);
     }
     return rc;
 }
@@ -490,4 +568,36 @@ bool engine__access_index_has(const struct engine_access *access,
         }
     }
     return false;
+}
+
+int engine__plan_access_join(struct engine_stmt *stmt,
+                             const struct engine_table *table, size_t first,
+                             const struct ast_index_hint *hint,
+                             const struct ast_expr *const *asts,
+                             struct engine_expr *const *exprs, size_t count,
+                             struct engine_access **out)
+{
+    static const struct ast_index_hint no_hint;
+    struct frame f = {
+        .first = first,
+        .end = first + table->column_count + 1,
+        .rowid_column = (ptrdiff_t)(first + table->column_count),
+    };
+    struct usables *u = engine__plan_alloc(stmt, sizeof(*u));
+
+    *out = NULL;
+    if (u == NULL) {
+        return COMMON_ENOMEM;
+    }
+    u->count = 0;
+    for (size_t i = 0; i < count && u->count < ENGINE__ACCESS_KEY_MAX; i++) {
+        struct term t = {.ast = asts[i], .expr = exprs[i]};
+
+        /* Only "=": an IS would have to find the NULL keys too. */
+        if (exprs[i]->op == ENGINE_EXPR_COMPARE &&
+            exprs[i]->u.compare == ENGINE_COMPARE_EQ) {
+            add_comparison(u, &t, table, &f);
+        }
+    }
+    return choose_equality(stmt, table, u, hint != NULL ? hint : &no_hint, out);
 }

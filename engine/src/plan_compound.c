@@ -24,11 +24,14 @@
  *   rows in an ordered set (op_compound.c's set). With ORDER BY: every term
  *   is sorted on the merge key and merged (multiSelectOrderBy()), the key
  *   being the ORDER BY plus, for all but UNION ALL, every other column.
+ * - A recursive CTE's body (engine__plan_compound_recursive, cte.h): the
+ *   same terms and ORDER BY, built into op_recursive.c's queue instead.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cte.h"
 #include "plan.h"
 
 struct compound_plan {
@@ -164,27 +167,40 @@ static const struct ast_select *arm_to_plan(struct compound_plan *plan,
     return copy;
 }
 
+/* Term i and its right neighbour have the same width. */
+static int check_width(struct compound_plan *plan, size_t i)
+{
+    if (plan->plans[i].column_count == plan->plans[i + 1].column_count) {
+        return 0;
+    }
+    return engine__db_error(plan->stmt->db, ENGINE_ESQL,
+                            "SELECTs to the left and right of %s do not have "
+                            "the same number of result columns",
+                            op_name(plan->ops[i + 1]));
+}
+
+/* Plans term i; its right neighbour, if planned_right, is. */
+static int plan_arm(struct compound_plan *plan, size_t i, bool unordered,
+                    bool planned_right)
+{
+    const struct ast_select *arm = arm_to_plan(plan, i, unordered);
+    int rc = arm == NULL
+                 ? COMMON_ENOMEM
+                 : engine__plan_select_arm(plan->stmt, arm, &plan->plans[i]);
+
+    if (rc == 0 && plan->arms[i]->columns == NULL) {
+        rc = type_values(plan, i);
+    }
+    return rc == 0 && planned_right ? check_width(plan, i) : rc;
+}
+
 static int plan_arms(struct compound_plan *plan, bool unordered)
 {
     for (size_t i = plan->arm_count; i-- > 0;) {
-        const struct ast_select *arm = arm_to_plan(plan, i, unordered);
-        int rc = arm == NULL ? COMMON_ENOMEM
-                             : engine__plan_select_arm(plan->stmt, arm,
-                                                       &plan->plans[i]);
+        int rc = plan_arm(plan, i, unordered, i + 1 < plan->arm_count);
 
-        if (rc == 0 && plan->arms[i]->columns == NULL) {
-            rc = type_values(plan, i);
-        }
         if (rc != 0) {
             return rc;
-        }
-        if (i + 1 < plan->arm_count &&
-            plan->plans[i].column_count != plan->plans[i + 1].column_count) {
-            return engine__db_error(plan->stmt->db, ENGINE_ESQL,
-                                    "SELECTs to the left and right of %s do "
-                                    "not have the same number of result "
-                                    "columns",
-                                    op_name(plan->ops[i + 1]));
         }
     }
     plan->width = plan->plans[0].column_count;
@@ -826,6 +842,110 @@ int engine__plan_compound(struct engine_stmt *stmt,
     }
     *column_count = plan.width;
     return 0;
+}
+
+/* SF_Aggregate on a recursive term (generateWithRecursiveQuery). */
+static bool aggregates(const struct ast_select *arm)
+{
+    bool any =
+        arm->group_by.count > 0 || engine__ast_has_aggregate(arm->having);
+
+    for (size_t i = 0; !any && arm->columns != NULL && i < arm->column_count;
+         i++) {
+        any = engine__ast_has_aggregate(arm->columns[i].expr);
+    }
+    for (size_t i = 0; !any && i < arm->order_by_count; i++) {
+        any = engine__ast_has_aggregate(arm->order_by[i].expr);
+    }
+    return any;
+}
+
+/* The recursive terms, right to left, each after the same checks as any
+ * term, then SQLite's "recursive aggregate queries not supported". */
+static int plan_recursive_terms(struct compound_plan *plan, size_t first)
+{
+    int rc = 0;
+
+    for (size_t i = plan->arm_count; rc == 0 && i-- > first;) {
+        rc = plan_arm(plan, i, true, i + 1 < plan->arm_count);
+    }
+    for (size_t i = first; rc == 0 && i < plan->arm_count; i++) {
+        if (aggregates(plan->arms[i])) {
+            rc = engine__db_error(plan->stmt->db, ENGINE_ESQL,
+                                  "recursive aggregate queries not supported");
+        }
+    }
+    return rc;
+}
+
+/* A recursive CTE's compound (cte.h): its setup terms, left of first,
+ * planned (right to left) before the recursive ones can read their
+ * columns; the setup's rows made as a compound of their own; the ORDER
+ * BY resolved, and the rows compared, under the whole chain's collations
+ * (multiSelectOrderByKeyInfo, multiSelectCollSeq). */
+int engine__plan_compound_recursive(
+    struct engine_stmt *stmt, const struct ast_select *select,
+    size_t recursive_terms, struct engine_cte_plan *cte,
+    struct engine_op **root, char ***names, enum engine_affinity **affinities,
+    struct engine_expr ***projected, size_t *column_count)
+{
+    struct compound_plan plan = {.stmt = stmt, .top = select};
+    const enum engine_collation *collations = NULL;
+    struct engine_expr **typed = NULL;
+    struct engine_op *setup = NULL;
+    size_t first = 0;
+    int rc = collect_arms(&plan);
+
+    if (rc == 0) {
+        first = plan.arm_count - recursive_terms;
+        for (size_t i = first; rc == 0 && i-- > 0;) {
+            rc = plan_arm(&plan, i, true, i + 1 < first);
+        }
+        plan.width = plan.plans[0].column_count;
+    }
+    if (rc == 0) {
+        typed = typed_projected(&plan, 0);
+        rc = typed == NULL
+                 ? COMMON_ENOMEM
+                 : engine__plan_cte_setup_done(cte, plan.plans[0].names,
+                                               plan.plans[0].affinities, typed,
+                                               plan.width);
+    }
+    rc = rc != 0 ? rc : plan_recursive_terms(&plan, first);
+    rc = rc != 0 ? rc : check_width(&plan, first - 1);
+    if (rc == 0) {
+        collations = chain_collations(&plan, plan.arm_count - 1);
+        rc = collations == NULL ? COMMON_ENOMEM : 0;
+    }
+    if (rc == 0 && select->order_by_count > 0) {
+        rc = resolve_order_by(&plan, collations);
+    }
+    rc = rc != 0 ? rc : compile_limit(&plan);
+    if (rc == 0) {
+        size_t arm_count = plan.arm_count;
+
+        plan.arm_count = first;
+        rc = build_unordered(&plan, &setup);
+        plan.arm_count = arm_count;
+    }
+    rc = rc != 0
+             ? rc
+             : engine__plan_cte_build(
+                   cte, setup, &plan.plans[first], recursive_terms,
+                   select->compound == AST_COMPOUND_UNION ? collations : NULL,
+                   plan.order, plan.order_count, plan.limit, plan.offset, root);
+    rc =
+        rc != 0 ? rc : add_real_affinity(&plan, plan.plans[0].affinities, root);
+    if (rc == COMMON_ENOMEM) {
+        return engine__db_error(stmt->db, rc, "out of memory");
+    }
+    if (rc == 0) {
+        *names = plan.plans[0].names;
+        *affinities = plan.plans[0].affinities;
+        *projected = typed;
+        *column_count = plan.width;
+    }
+    return rc;
 }
 
 static bool name_taken(char *const *names, size_t count, const char *name)

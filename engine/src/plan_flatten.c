@@ -9,8 +9,8 @@
  * so a constant term of w that is false skips the scan before v runs, and
  * v's terms run only on rows w let through in the same jumps. sinew
  * flattens the one shape whose columns need no substitution: a subquery of
- * "*" over one table with at most a WHERE. SQLite's other conditions
- * (restrictions 1 to 28) all hold for it.
+ * "*" over one table with at most a WHERE, which holds no subquery.
+ * SQLite's other conditions (restrictions 1 to 28) all hold for it.
  */
 #include <strings.h>
 
@@ -23,6 +23,17 @@ static bool qualified_elsewhere(const struct ast_expr *ast, const void *name)
 {
     return ast->kind == AST_COLUMN && ast->u.column.table != NULL &&
            strcasecmp(ast->u.column.table, name) != 0;
+}
+
+/* A subquery: its columns qualified by the table's own name ("EXISTS
+ * (SELECT 1 FROM u WHERE u.c = t.a)") would no longer resolve once the
+ * table takes the outer alias, and SQLite, which resolves names before it
+ * flattens, still reads them. */
+static bool is_subquery(const struct ast_expr *ast, const void *unused)
+{
+    (void)unused;
+    return ast->kind == AST_EXISTS || ast->kind == AST_SUBQUERY ||
+           ast->kind == AST_IN_SELECT;
 }
 
 static bool names_rowid(const struct ast_expr *ast, const void *unused)
@@ -63,15 +74,21 @@ static bool can_flatten(const struct ast_select *outer)
         outer->from[0].select == NULL || outer->from[0].alias == NULL) {
         return false;
     }
+    /* A CTE's column list renames what "*" would name. */
+    if (outer->from[0].cte != NULL && outer->from[0].cte->columns != NULL) {
+        return false;
+    }
     sub = outer->from[0].select;
     return sub->columns != NULL && sub->column_count == 1 &&
            sub->columns[0].kind == AST_RESULT_STAR && !sub->distinct &&
            sub->from_count == 1 && sub->from[0].table != NULL &&
-           sub->group_by.count == 0 && sub->having == NULL &&
-           sub->order_by_count == 0 && sub->limit == NULL &&
-           sub->offset == NULL && !outer_names_rowid(outer) &&
+           !sub->from[0].function && sub->group_by.count == 0 &&
+           sub->having == NULL && sub->order_by_count == 0 &&
+           sub->limit == NULL && sub->offset == NULL &&
+           !outer_names_rowid(outer) &&
            !engine__ast_any(sub->where, qualified_elsewhere,
-                            outer->from[0].alias);
+                            outer->from[0].alias) &&
+           !engine__ast_any(sub->where, is_subquery, NULL);
 }
 
 const struct ast_select *engine__plan_flatten(struct engine_stmt *stmt,

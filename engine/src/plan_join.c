@@ -25,7 +25,10 @@
  * the written order among ties; a final projection puts the columns back
  * in the written order. Each join's right input is read once per
  * execution and hashed on its equalities with the left (join.h); a join
- * without one is a nested loop over the right's rows. The inner ON terms
+ * without one is a nested loop over the right's rows. An INNER or LEFT
+ * join into a table whose rowid, UNIQUE key or index its equalities
+ * cover may look the rows up per left row instead, when that is cheaper
+ * (plan_join_index.c). The inner ON terms
  * of a join a RIGHT or FULL join follows stay on it (SQLite's
  * EP_InnerON): as WHERE terms they would drop that join's NULL rows.
  */
@@ -34,6 +37,7 @@
 
 #include "access.h"
 #include "join_int.h"
+#include "tvf.h"
 #include "zone.h"
 
 /* ---- terms ---- */
@@ -50,6 +54,12 @@ static void expr_items(const struct engine_join_plan *plan,
     for (size_t i = 0; i < e->arg_count; i++) {
         if (e->args[i] != NULL) {
             expr_items(plan, e->args[i], items, merged);
+        }
+    }
+    /* A correlated subquery reads the columns its outer arguments do. */
+    if (engine__expr_is_correlated(e)) {
+        for (size_t i = 0; i < e->u.subquery->outer_count; i++) {
+            expr_items(plan, e->u.subquery->outer_args[i], items, merged);
         }
     }
 }
@@ -424,9 +434,10 @@ static int plan_item_filter(struct engine_join_plan *plan, struct join_item *it)
         return rc;
     }
     engine__expr_mark_condition(e);
+    it->filter_expr = e; /* an index join tests it (plan_join_index.c) */
     if (it->table != NULL) {
         rc = engine__plan_access(plan->stmt, it->table, it->scope.rowid_column,
-                                 ast, e, &access);
+                                 &it->ast->hint, ast, e, &access);
     }
     if (rc == 0 && it->table != NULL && access == NULL) {
         rc = engine__plan_zones(plan->stmt, it->table, e, &zones);
@@ -474,6 +485,11 @@ static void shift_columns(struct engine_expr *e, size_t first)
     for (size_t i = 0; i < e->arg_count; i++) {
         if (e->args[i] != NULL) {
             shift_columns(e->args[i], first);
+        }
+    }
+    if (engine__expr_is_correlated(e)) {
+        for (size_t i = 0; i < e->u.subquery->outer_count; i++) {
+            shift_columns(e->u.subquery->outer_args[i], first);
         }
     }
 }
@@ -525,9 +541,12 @@ static int term_key(struct engine_join_plan *plan, size_t k,
     return rc;
 }
 
-static int plan_join_op(struct engine_join_plan *plan, size_t k,
+/* Join k: a hash join, or an index join when plan_join_index.c finds it
+ * cheaper; *rows the rows expected so far (updated). */
+static int plan_join_op(struct engine_join_plan *plan, size_t k, double *rows,
                         struct engine_op **op)
 {
+    struct engine_join_lookup *lookup = NULL;
     struct join_item *it = &plan->items[k];
     struct engine_join_spec *spec =
         engine__plan_alloc(plan->stmt, sizeof(*spec));
@@ -560,16 +579,27 @@ static int plan_join_op(struct engine_join_plan *plan, size_t k,
     if (rc != 0) {
         return rc;
     }
-    *op = engine__op_join(plan->stmt, *op, it->op, spec);
+    if (it->lateral != NULL) { /* run again for each left row (tvf.h) */
+        *op = engine__op_lateral(plan->stmt, *op, it->op, it->lateral, spec);
+        return *op == NULL ? COMMON_ENOMEM : 0;
+    }
+    rc = engine__join_plan_lookup(plan, k, spec, rows, &lookup);
+    if (rc != 0) {
+        return rc;
+    }
+    *op = lookup != NULL ? engine__op_join_index(plan->stmt, *op, lookup, spec)
+                         : engine__op_join(plan->stmt, *op, it->op, spec);
     return *op == NULL ? COMMON_ENOMEM : 0;
 }
 
 /* Whether every join is inner: SQLite may then join the items in any
- * order, and so may sinew. */
+ * order, and so may sinew, unless an item reads the items to its left
+ * (a lateral table-valued function, tvf.h). */
 static bool all_inner(const struct engine_join_plan *plan)
 {
     for (size_t k = 1; k < plan->count; k++) {
-        if (plan->items[k].ast->join != AST_JOIN_INNER) {
+        if (plan->items[k].ast->join != AST_JOIN_INNER ||
+            plan->items[k].lateral != NULL) {
             return false;
         }
     }
@@ -580,6 +610,7 @@ int engine__join_finish(struct engine_join_plan *plan,
                         const struct ast_expr *where, struct engine_op **op,
                         const struct ast_expr **residual)
 {
+    double rows;
     int rc;
 
     plan->reorder = all_inner(plan);
@@ -591,8 +622,9 @@ int engine__join_finish(struct engine_join_plan *plan,
         rc = join_reorder(plan);
     }
     *op = plan->items[0].op;
+    rows = plan->items[0].rows;
     for (size_t k = 1; rc == 0 && k < plan->count; k++) {
-        rc = plan_join_op(plan, k, op);
+        rc = plan_join_op(plan, k, &rows, op);
     }
     if (rc == 0 && plan->reorder) {
         rc = restore_layout(plan, op);

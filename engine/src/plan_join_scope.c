@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "join_int.h"
+#include "tvf.h"
 
 /* ---- names ---- */
 
@@ -104,7 +105,7 @@ int engine__join_star(struct engine_stmt *stmt,
         const struct engine_scope_column *c = &scope->columns[i];
         bool unqualified = table == NULL && c->star_unqualified;
 
-        if (c->name == NULL || c->is_rowid ||
+        if (c->name == NULL || c->is_rowid || c->hidden ||
             (table == NULL ? c->star_hidden : !item_named(c, table))) {
             continue;
         }
@@ -190,13 +191,40 @@ static int add_null_rowid(struct engine_join_plan *plan, struct join_item *it)
     return it->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+/* Whether item k's columns can read NULL whatever their table says: on
+ * the right of a LEFT or FULL join, or before a RIGHT or FULL join (the
+ * columns SQLite marks EP_CanBeNull). */
+static bool item_nullable(const struct engine_join_plan *plan, size_t k)
+{
+    /* Items after k have no plan yet: their joins are read as written. */
+    const struct ast_from_item *from = plan->select->from;
+    enum ast_join_kind own = from[k].join;
+
+    if (own == AST_JOIN_LEFT || own == AST_JOIN_FULL) {
+        return true;
+    }
+    for (size_t j = k + 1; j < plan->count; j++) {
+        enum ast_join_kind later = from[j].join;
+
+        if (later == AST_JOIN_RIGHT || later == AST_JOIN_FULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Plans item k's source and adds its columns to the combined scope. */
 static int add_item(struct engine_join_plan *plan, size_t k)
 {
     struct join_item *it = &plan->items[k];
     const char *own;
-    int rc = engine__plan_from_item(plan->stmt, plan->select, it->ast,
-                                    &it->scope, &it->op);
+    /* A table-valued function's arguments are compiled once every item
+     * is known (engine__tvf_join_arguments). */
+    int rc = it->ast->function
+                 ? engine__tvf_source(plan->stmt, plan->select, it->ast,
+                                      &it->scope, &it->op)
+                 : engine__plan_from_item(plan->stmt, plan->select, it->ast,
+                                          &it->scope, &it->op);
 
     if (rc != 0) {
         return rc;
@@ -223,6 +251,7 @@ static int add_item(struct engine_join_plan *plan, size_t k)
 
         c.table = it->name;
         c.qualified_only = false;
+        c.not_null = c.not_null && !item_nullable(plan, k);
         rc = engine__join_add_column(plan, &c, k, false);
     }
     if (rc == 0) {
@@ -231,6 +260,7 @@ static int add_item(struct engine_join_plan *plan, size_t k)
             .affinity = ENGINE_AFFINITY_INTEGER,
             .is_rowid = true,
             .untyped = it->table == NULL,
+            .not_null = it->table != NULL && !item_nullable(plan, k),
         };
 
         rc = engine__join_add_column(plan, &rowid, k, false);
@@ -262,7 +292,7 @@ static ptrdiff_t left_column(const struct engine_join_plan *plan, size_t k,
         const struct engine_scope_column *c = &plan->scope->columns[i];
 
         if (c->name != NULL && !c->qualified_only && !c->is_rowid &&
-            strcasecmp(c->name, name) == 0) {
+            !c->hidden && strcasecmp(c->name, name) == 0) {
             if (found >= 0) {
                 return -2;
             }
@@ -384,7 +414,8 @@ static int process_join(struct engine_join_plan *plan, size_t k)
          i++) {
         const char *name = it->scope.columns[i].name;
 
-        if (name != NULL && left_column(plan, k, name) != -1) {
+        if (name != NULL && !it->scope.columns[i].hidden &&
+            left_column(plan, k, name) != -1) {
             rc = use_column(plan, k, name);
         }
     }
@@ -429,6 +460,9 @@ int engine__join_begin(struct engine_stmt *stmt,
         if (rc == 0 && k > 0) {
             rc = process_join(plan, k);
         }
+    }
+    if (rc == 0) {
+        rc = engine__tvf_join_arguments(plan);
     }
     if (rc == COMMON_ENOMEM) {
         return engine__db_error(stmt->db, rc, "out of memory");

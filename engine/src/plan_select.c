@@ -8,6 +8,7 @@
  *   source (table scan, subquery, VALUES, or one empty row)
  *     -> filter (WHERE)
  *     -> aggregate (GROUP BY and aggregate calls) -> filter (HAVING)
+ *     -> window functions (window.h: sort, then one column per call)
  *     -> project (result columns, then hidden ORDER BY keys)
  *     -> distinct -> sort -> limit/offset -> project (drop hidden keys)
  *
@@ -25,9 +26,12 @@
 #include <strings.h>
 
 #include "access.h"
+#include "cte.h"
 #include "join.h"
 #include "plan.h"
 #include "rowset.h"
+#include "tvf.h"
+#include "window.h"
 #include "zone.h"
 
 struct select_plan {
@@ -43,11 +47,12 @@ struct select_plan {
     size_t projected_count;
     struct engine_sort_key *sort_keys;
     size_t sort_key_count;
-    struct engine_expr *limit;     /* LIMIT, or NULL */
-    struct engine_expr *offset;    /* OFFSET, or NULL */
-    struct engine_expr *where;     /* WHERE over the source, or NULL */
-    struct engine_expr *having;    /* HAVING over the groups, or NULL */
-    struct engine_join_plan *join; /* several FROM items, or NULL */
+    struct engine_expr *limit;         /* LIMIT, or NULL */
+    struct engine_expr *offset;        /* OFFSET, or NULL */
+    struct engine_expr *where;         /* WHERE over the source, or NULL */
+    struct engine_expr *having;        /* HAVING over the groups, or NULL */
+    struct engine_join_plan *join;     /* several FROM items, or NULL */
+    struct engine_window_plan *window; /* its window calls (window.h) */
 };
 
 void *engine__plan_alloc(struct engine_stmt *stmt, size_t size)
@@ -92,6 +97,8 @@ static void compile_context(struct select_plan *plan,
     ctx->clause = clause;
     ctx->agg = above_aggregation ? plan->agg : NULL;
     ctx->allow_aggregates = above_aggregation && plan->agg != NULL;
+    ctx->aggregate_home = above_aggregation ? plan->select : NULL;
+    ctx->window = above_aggregation ? plan->window : NULL;
 }
 
 int engine__scope_of_table(struct engine_stmt *stmt,
@@ -115,7 +122,10 @@ int engine__scope_of_table(struct engine_stmt *stmt,
         /* An INTEGER PRIMARY KEY reads the rowid (iColumn -1), which has
          * no collation (sqlite3ExprCollSeq). */
         column->has_collation = (ptrdiff_t)i != table->rowid_alias;
+        column->not_null =
+            table->columns[i].not_null || (ptrdiff_t)i == table->rowid_alias;
     }
+    scope->columns[n] = (struct engine_scope_column){.not_null = true};
     scope->column_count = n;
     scope->table_name = table->name;
     scope->alias = alias;
@@ -133,12 +143,13 @@ static bool is_schema_table(const char *name)
 struct schema_entry {
     uint64_t sequence; /* creation order */
     size_t sub;        /* 0: the object; 1..: its automatic indexes */
+    bool view;         /* a view: rootpage 0 */
     struct engine_value row[5];
 };
 
 static size_t schema_entry_count(const struct engine_db *db)
 {
-    size_t count = 0;
+    size_t count = db->view_count + db->trigger_count;
 
     for (size_t t = 0; t < db->table_count; t++) {
         count += 1 + db->tables[t]->index_count + db->tables[t]->key_count;
@@ -239,15 +250,36 @@ static int schema_rows(struct select_plan *plan, struct engine_value **out,
         }
         n += added;
     }
+    for (size_t v = 0; v < db->view_count; v++) {
+        const struct engine_view *view = db->views[v];
+
+        if (view->temporary) {
+            continue; /* sqlite_temp_schema's */
+        }
+        schema_entry(&entries[n], view->sequence, 0, "view", view->name,
+                     view->name, view->sql);
+        entries[n++].view = true;
+    }
+    for (size_t r = 0; r < db->trigger_count; r++) {
+        const struct engine_trigger *trigger = db->triggers[r];
+
+        if (trigger->temporary) {
+            continue; /* sqlite_temp_schema's */
+        }
+        schema_entry(&entries[n], trigger->sequence, 0, "trigger",
+                     trigger->name, trigger->table, trigger->sql);
+        entries[n++].view = true; /* rootpage 0 too */
+    }
     for (size_t i = 0; i < n; i++) {
         order[i] = i;
     }
     if (engine__stable_sort(order, n, compare_entries, entries) != 0) {
         return COMMON_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0, page = 2; i < n; i++) {
         memcpy(&rows[5 * i], entries[order[i]].row, sizeof(entries->row));
-        rows[5 * i + 3] = engine__value_int((int64_t)i + 2);
+        rows[5 * i + 3] =
+            engine__value_int(entries[order[i]].view ? 0 : (int64_t)page++);
     }
     *out = rows;
     *row_count = n;
@@ -283,6 +315,9 @@ static int plan_schema_source(struct select_plan *plan, const char *alias)
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+static int plan_view_source(struct select_plan *plan,
+                            const struct engine_view_use *use);
+
 static int plan_table_source(struct select_plan *plan,
                              const struct ast_from_item *item)
 {
@@ -295,7 +330,20 @@ static int plan_table_source(struct select_plan *plan,
         return plan_schema_source(plan, item->alias);
     }
     if (table == NULL) {
-        return plan_error(plan, "no such table: %s", item->table);
+        struct engine_view_use use;
+
+        rc = engine__view_use(plan->stmt, item, &use);
+        if (rc != 0 || use.view != NULL) {
+            return rc != 0 ? rc : plan_view_source(plan, &use);
+        }
+        /* Inside a view SQLite has qualified them (sqlite3FixSrcList). */
+        return plan_error(plan, "no such table: %s%s",
+                          engine__view_inside(plan->stmt->db) ? "main." : "",
+                          item->table);
+    }
+    rc = engine__plan_index_hint_check(plan->stmt, table, &item->hint);
+    if (rc != 0) {
+        return rc;
     }
     rc = engine__scope_of_table(plan->stmt, table, item->alias, &plan->scope);
     if (rc != 0) {
@@ -356,8 +404,11 @@ static int plan_subquery_source(struct select_plan *plan,
     if (plan->select->order_by_count > 0 && sub.limit == NULL) {
         sub.order_by_count = 0;
     }
-    rc = plan_select_into(plan->stmt, &sub, &plan->op, &names, &affinities,
-                          &projected, &count);
+    rc = item->cte != NULL
+             ? engine__plan_cte_source(plan->stmt, item, &sub, &plan->op,
+                                       &names, &affinities, &projected, &count)
+             : plan_select_into(plan->stmt, &sub, &plan->op, &names,
+                                &affinities, &projected, &count);
 
     rc = rc != 0 ? rc : engine__plan_unique_names(plan->stmt, names, count);
     if (rc != 0) {
@@ -371,13 +422,33 @@ static int plan_subquery_source(struct select_plan *plan,
     for (size_t i = 0; i < count; i++) {
         plan->scope.columns[i].name = names[i];
         plan->scope.columns[i].affinity = affinities[i];
+        /* An expression without affinity gives its column SQLite's
+         * SQLITE_AFF_NONE, which a comparison treats as none at all
+         * (sqlite3CompareAffinity): "t.textcol = sub.n" compares as TEXT. */
+        plan->scope.columns[i].untyped = projected != NULL &&
+                                         projected[i] != NULL &&
+                                         !projected[i]->has_affinity;
     }
     subquery_collations(plan, projected, count);
     plan->scope.column_count = count;
     plan->scope.alias = item->alias;
     plan->scope.rowid_column = -1;
-    plan->scope.null_rowid = true;
+    plan->scope.null_rowid = item->cte == NULL; /* a CTE has no rowid */
     return 0;
+}
+
+/* A view: its SELECT as a FROM subquery, planned while the view is marked
+ * as being expanded (a use of it inside is circular). */
+static int plan_view_source(struct select_plan *plan,
+                            const struct engine_view_use *use)
+{
+    int rc;
+
+    use->view->expanding++;
+    rc = plan_subquery_source(plan, &use->item);
+    use->view->expanding--;
+    return rc != 0 ? rc
+                   : engine__view_name_columns(plan->stmt, use, &plan->scope);
 }
 
 /* VALUES (...), (...): each row compiled against an empty scope. */
@@ -406,6 +477,20 @@ static int plan_values_source(struct select_plan *plan)
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
+/* A table-valued function (tvf.h), alone in its FROM: its arguments
+ * read only the enclosing queries. */
+static int plan_function_source(struct select_plan *plan,
+                                const struct ast_from_item *item)
+{
+    bool lateral;
+    int rc = engine__tvf_source(plan->stmt, plan->select, item, &plan->scope,
+                                &plan->op);
+
+    return rc != 0 ? rc
+                   : engine__tvf_arguments(plan->stmt, item, NULL, plan->op,
+                                           &lateral);
+}
+
 int engine__plan_from_item(struct engine_stmt *stmt,
                            const struct ast_select *outer,
                            const struct ast_from_item *item,
@@ -415,8 +500,11 @@ int engine__plan_from_item(struct engine_stmt *stmt,
     int rc;
 
     plan.scope.rowid_column = -1;
-    rc = item->select != NULL ? plan_subquery_source(&plan, item)
-                              : plan_table_source(&plan, item);
+    rc = item->function         ? plan_function_source(&plan, item)
+         : item->select != NULL ? plan_subquery_source(&plan, item)
+         : item->recursive
+             ? engine__plan_cte_reader(stmt, item, &plan.scope, &plan.op)
+             : plan_table_source(&plan, item);
     *scope = plan.scope;
     *op = plan.op;
     return rc;
@@ -436,8 +524,15 @@ static int plan_source(struct select_plan *plan)
         return engine__join_begin(plan->stmt, select, &plan->scope,
                                   &plan->join);
     }
+    if (select->from[0].function) {
+        return plan_function_source(plan, &select->from[0]);
+    }
     if (select->from[0].select != NULL) {
         return plan_subquery_source(plan, &select->from[0]);
+    }
+    if (select->from[0].recursive) {
+        return engine__plan_cte_reader(plan->stmt, &select->from[0],
+                                       &plan->scope, &plan->op);
     }
     return plan_table_source(plan, &select->from[0]);
 }
@@ -459,8 +554,12 @@ static struct ast_expr *column_ast(struct select_plan *plan, size_t i)
 static int add_star(struct select_plan *plan, size_t *n)
 {
     for (size_t i = 0; i < plan->scope.column_count; i++) {
-        struct ast_expr *ast = column_ast(plan, i);
+        struct ast_expr *ast;
 
+        if (plan->scope.columns[i].hidden) {
+            continue; /* a table-valued function's HIDDEN column */
+        }
+        ast = column_ast(plan, i);
         if (ast == NULL) {
             return COMMON_ENOMEM;
         }
@@ -574,7 +673,8 @@ static int plan_table_access(struct select_plan *plan,
     struct engine_access *access;
     struct engine_zone_plan *zones = NULL;
     int rc = engine__plan_access(plan->stmt, table, plan->scope.rowid_column,
-                                 where, plan->where, &access);
+                                 &plan->select->from[0].hint, where,
+                                 plan->where, &access);
 
     if (rc == 0 && access == NULL) {
         rc = engine__plan_zones(plan->stmt, table, plan->where, &zones);
@@ -715,18 +815,29 @@ static int resolve_term(struct select_plan *plan, const struct ast_expr *term,
     return *out != term ? wrap_collate(plan, term, out, result_index) : 0;
 }
 
+/* The aggregate calls of the query: those written in it but the ones that
+ * belong to an enclosing query, and those its subqueries gave it
+ * (expr_outer.c). */
 static size_t count_query_aggregates(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
-    size_t count = engine__ast_count_aggregates(select->having);
+    struct engine_compile ctx;
+    size_t count = engine__outer_aggregates(plan->stmt, select);
+    size_t foreign;
 
+    compile_context(plan, &ctx, "result", true);
+    count += engine__ast_count_aggregates(select->having);
+    foreign = engine__outer_foreign_aggregates(&ctx, select->having);
     for (size_t i = 0; i < plan->result_count; i++) {
         count += engine__ast_count_aggregates(plan->results[i]);
+        foreign += engine__outer_foreign_aggregates(&ctx, plan->results[i]);
     }
     for (size_t i = 0; i < select->order_by_count; i++) {
         count += engine__ast_count_aggregates(select->order_by[i].expr);
+        foreign +=
+            engine__outer_foreign_aggregates(&ctx, select->order_by[i].expr);
     }
-    return count;
+    return count - foreign;
 }
 
 /* Resolves and compiles the GROUP BY keys against the source. */
@@ -762,6 +873,7 @@ static int plan_group_keys(struct select_plan *plan)
                             "");
         }
         if (rc == 0) {
+            ctx.local_only = term == group_by->items[i];
             rc = engine__compile_expr(&ctx, term, &agg->keys[i]);
         }
         if (rc != 0) {
@@ -974,6 +1086,7 @@ static int compile_results(struct select_plan *plan)
     plan->projected_count = plan->result_count;
     if (rc == 0 && select->having != NULL) {
         ctx.clause = "HAVING";
+        ctx.window = NULL; /* computed after HAVING: misuse there */
         rc = engine__compile_expr(&ctx, select->having, &plan->having);
     }
     if (rc == 0 && select->having != NULL) {
@@ -997,6 +1110,7 @@ static int plan_order_term(struct select_plan *plan, size_t i)
         return rc;
     }
     compile_context(plan, &ctx, "ORDER BY", true);
+    ctx.local_only = term == item->expr;
     rc = engine__compile_expr(&ctx, term, &e);
     if (rc != 0) {
         return rc;
@@ -1047,6 +1161,7 @@ static int compile_limit(struct select_plan *plan)
     compile_context(plan, &ctx, "LIMIT", false);
     ctx.scope = NULL;
     ctx.select = NULL;
+    ctx.local_only = true;
     rc = engine__compile_expr(&ctx, select->limit, &plan->limit);
     if (rc == 0 && select->offset != NULL) {
         rc = engine__compile_expr(&ctx, select->offset, &plan->offset);
@@ -1168,8 +1283,11 @@ static int add_filter(struct select_plan *plan, struct engine_expr *predicate)
  * recorded in plan; no operator but the source leaf exists yet. */
 static int plan_logical(struct select_plan *plan)
 {
-    int rc = plan_source(plan);
+    int rc = engine__window_begin(plan->stmt, plan->select, &plan->window);
 
+    if (rc == 0) {
+        rc = plan_source(plan);
+    }
     if (rc == 0) {
         rc = expand_results(plan);
     }
@@ -1225,7 +1343,8 @@ static bool order_is_scan_order(const struct select_plan *plan)
     const struct engine_expr *first;
 
     if (plan->sort_key_count == 0 || plan->agg != NULL || select->distinct ||
-        select->from_count != 1 || select->from[0].table == NULL) {
+        select->from_count != 1 || select->from[0].table == NULL ||
+        (plan->window != NULL && plan->window->call_count > 0)) {
         return false;
     }
     table = engine__catalog_find(plan->stmt->db, select->from[0].table);
@@ -1274,6 +1393,9 @@ static int plan_physical(struct select_plan *plan)
     if (rc == 0) {
         rc = add_filter(plan, plan->having);
     }
+    if (rc == 0) {
+        rc = engine__window_plan_ops(plan->stmt, plan->window, &plan->op);
+    }
     if (rc == 0 && (single_row_aggregate(plan) || limit_before_results(plan))) {
         return plan_single_row_tail(plan);
     }
@@ -1290,6 +1412,25 @@ static int plan_body(struct select_plan *plan)
     int rc = plan_logical(plan);
 
     return rc == 0 ? plan_physical(plan) : rc;
+}
+
+/* plan_body(), again while a subquery gives the query an aggregate call
+ * it did not count (expr_outer.c): it is then an aggregate query. */
+static int plan_body_counted(struct select_plan *plan)
+{
+    struct select_plan fresh = *plan;
+    size_t given = engine__outer_aggregates(plan->stmt, plan->select);
+    int rc = plan_body(plan);
+
+    while (rc == ENGINE__PLAN_AGAIN &&
+           engine__outer_aggregates(plan->stmt, plan->select) != given) {
+        given = engine__outer_aggregates(plan->stmt, plan->select);
+        engine__db_clear_error(plan->stmt->db);
+        *plan = fresh;
+        rc = plan_body(plan);
+    }
+    return rc == ENGINE__PLAN_AGAIN && plan->stmt->outer == NULL ? ENGINE_ESQL
+                                                                 : rc;
 }
 
 int engine__plan_select(struct engine_stmt *stmt,
@@ -1333,13 +1474,13 @@ int engine__plan_select_arm(struct engine_stmt *stmt,
         out->root = plan.op;
         return rc;
     }
-    rc = plan_body(&plan);
+    rc = plan_body_counted(&plan);
     results = plan.results;
     if (rc == 0 && (flat = engine__plan_flatten(stmt, select)) != select) {
         /* Planned first as written, for the errors and names SQLite gives
          * before it flattens; then again flattened. */
         plan = (struct select_plan){.stmt = stmt, .select = flat};
-        rc = flat != NULL ? plan_body(&plan) : COMMON_ENOMEM;
+        rc = flat != NULL ? plan_body_counted(&plan) : COMMON_ENOMEM;
     }
     if (rc != 0) {
         return rc;

@@ -14,6 +14,7 @@
 
 #include "engine_int.h"
 #include "plan.h"
+#include "tvf.h"
 
 static int check_select(struct engine_stmt *stmt,
                         const struct ast_select *select);
@@ -107,6 +108,27 @@ static bool is_schema_name(const char *name)
            strcasecmp(name, "sqlite_master") == 0;
 }
 
+/* A name that is no table: a view, whose SELECT selectExpander walks
+ * when it meets it (its own missing tables named "main.t"), or missing. */
+static int check_view(struct engine_stmt *stmt,
+                      const struct ast_from_item *item)
+{
+    struct engine_view_use use;
+    int rc = engine__view_use(stmt, item, &use);
+
+    if (rc != 0 || use.view != NULL) {
+        if (rc == 0) {
+            use.view->expanding++;
+            rc = check_select(stmt, use.item.select);
+            use.view->expanding--;
+        }
+        return rc;
+    }
+    return engine__db_error(stmt->db, ENGINE_ESQL, "no such table: %s%s",
+                            engine__view_inside(stmt->db) ? "main." : "",
+                            item->table);
+}
+
 static int check_from(struct engine_stmt *stmt, const struct ast_select *select)
 {
     int rc = 0;
@@ -115,11 +137,16 @@ static int check_from(struct engine_stmt *stmt, const struct ast_select *select)
         const struct ast_from_item *item = &select->from[i];
 
         if (item->select != NULL) {
-            rc = check_select(stmt, item->select);
+            rc = check_select(stmt, item->select); /* a CTE's body too */
+        } else if (item->recursive) {
+            continue; /* a recursive CTE's row: no table */
+        } else if (item->function) {
+            rc = engine__tvf_check(stmt, item);
+            rc = rc != 0 ? rc
+                         : check_list(stmt, item->args.items, item->args.count);
         } else if (engine__catalog_find(stmt->db, item->table) == NULL &&
                    !is_schema_name(item->table)) {
-            rc = engine__db_error(stmt->db, ENGINE_ESQL, "no such table: %s",
-                                  item->table);
+            rc = check_view(stmt, item);
         }
     }
     return rc;

@@ -362,6 +362,15 @@ static int pragma_prepare_errors(struct engine_stmt *stmt,
                    : engine__db_error(db, ENGINE_ESQL, "no such table: %s",
                                       pragma->value);
     }
+    if (def->run == run_table_info && engine__view_find(db, pragma->value)) {
+        /* sqlite3ViewGetColumnNames, at prepare: the view's errors. */
+        const char **types;
+        char **names;
+        size_t count;
+
+        return engine__view_columns(stmt, pragma->value, &names, &types,
+                                    &count);
+    }
     return 0;
 }
 

@@ -223,10 +223,34 @@ static int schema_table_info(struct engine_stmt *stmt)
     return 0;
 }
 
+/* A view's columns: no NOT NULL, default or key (sqlite3ViewGetColumnNames
+ * gives it only names and types). */
+static int view_table_info(struct engine_stmt *stmt, const char *name)
+{
+    const char **types;
+    char **names;
+    size_t count;
+    int rc = engine__view_columns(stmt, name, &names, &types, &count);
+
+    for (size_t c = 0; rc == 0 && c < count; c++) {
+        struct engine_value row[6] = {
+            engine__value_int((int64_t)c), text_value(names[c]),
+            engine__value_null(),          engine__value_int(0),
+            engine__value_null(),          engine__value_int(0)};
+
+        rc = column_type(stmt, types[c], &row[2]);
+        rc = rc != 0 ? rc : engine__pragma_row(stmt, row);
+    }
+    return rc;
+}
+
 int engine__pragma_table_info(struct engine_stmt *stmt, const char *name)
 {
     const struct engine_table *table = engine__catalog_find(stmt->db, name);
 
+    if (table == NULL && engine__view_find(stmt->db, name) != NULL) {
+        return view_table_info(stmt, name);
+    }
     if (table == NULL) {
         return is_schema_table(name) ? schema_table_info(stmt) : 0;
     }

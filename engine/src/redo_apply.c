@@ -203,7 +203,10 @@ static int apply_schema(struct apply *apply)
         rc = engine__dbfile_run_schema(
             apply->db, sql,
             1u << AST_STMT_CREATE_TABLE | 1u << AST_STMT_DROP_TABLE |
-                1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX);
+                1u << AST_STMT_CREATE_INDEX | 1u << AST_STMT_DROP_INDEX |
+                1u << AST_STMT_CREATE_VIEW | 1u << AST_STMT_DROP_VIEW |
+                1u << AST_STMT_ALTER_TABLE | 1u << AST_STMT_CREATE_TRIGGER |
+                1u << AST_STMT_DROP_TRIGGER);
     }
     engine__arena_close(&arena);
     apply->table = NULL;

@@ -83,7 +83,10 @@ static bool writes(const struct engine_stmt *stmt)
      * handle (synchronous) or nothing. */
     return is_dml(stmt) || kind == AST_STMT_CREATE_TABLE ||
            kind == AST_STMT_DROP_TABLE || kind == AST_STMT_CREATE_INDEX ||
-           kind == AST_STMT_DROP_INDEX ||
+           kind == AST_STMT_DROP_INDEX || kind == AST_STMT_ALTER_TABLE ||
+           kind == AST_STMT_CREATE_VIEW || kind == AST_STMT_DROP_VIEW ||
+           kind == AST_STMT_REINDEX || kind == AST_STMT_CREATE_TRIGGER ||
+           kind == AST_STMT_DROP_TRIGGER ||
            (kind == AST_STMT_PRAGMA && stmt->ast->u.pragma.value != NULL &&
             strcasecmp(stmt->ast->u.pragma.name, "user_version") == 0);
 }

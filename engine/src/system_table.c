@@ -73,6 +73,23 @@ static int check_create_index(struct engine_db *db,
     return 0;
 }
 
+/* As sqlite3AlterRenameTable's isAlterableTable() and
+ * sqlite3CheckObjectName(): a system table is not altered by user SQL, nor
+ * does a table take a system name. */
+static int check_alter(struct engine_db *db,
+                       const struct ast_alter_table *alter)
+{
+    if (db->change_capture.system) {
+        return 0;
+    }
+    if (engine__system_is_name(alter->table) &&
+        engine__catalog_find(db, alter->table) != NULL) {
+        return engine__db_error(db, ENGINE_ESQL, "table %s may not be altered",
+                                alter->table);
+    }
+    return 0;
+}
+
 int engine__system_check_ddl(struct engine_db *db, const struct ast_stmt *ast)
 {
     const char *name;
@@ -100,6 +117,8 @@ int engine__system_check_ddl(struct engine_db *db, const struct ast_stmt *ast)
         }
         return engine__db_error(db, ENGINE_ESQL, "index %s may not be dropped",
                                 name);
+    case AST_STMT_ALTER_TABLE:
+        return check_alter(db, &ast->u.alter_table);
     default:
         return 0;
     }
@@ -128,6 +147,9 @@ int engine__system_is_ddl(const char *sql, size_t size, bool *is_system)
         case AST_STMT_DROP_TABLE:
         case AST_STMT_DROP_INDEX:
             *is_system = engine__system_is_name(ast->u.drop.name);
+            break;
+        case AST_STMT_ALTER_TABLE:
+            *is_system = engine__system_is_name(ast->u.alter_table.table);
             break;
         default:
             break;

@@ -188,7 +188,8 @@ struct engine_table {
     struct engine_zone *zones; /* [block * column_count + column], owned */
     uint32_t *block_live;      /* live rows per block, owned */
     size_t zone_block_capacity;
-    uint64_t zone_skips; /* blocks scans found they could skip (tests) */
+    uint64_t zone_skips;  /* blocks scans found they could skip (tests) */
+    uint64_t join_probes; /* lookups index joins made in it (tests) */
 };
 
 /* Builds a table from the text of one CREATE TABLE statement (copied: the
@@ -343,6 +344,9 @@ int engine__table_keys_add(struct engine_table *table, size_t slot);
 int engine__table_keys_add_one(struct engine_table *table, size_t key_index,
                                size_t slot);
 int engine__table_key_rebuild(struct engine_table *table, size_t key_index);
+/* Builds key_index's hash again from the rows, sized for them (REINDEX);
+ * the old one stays when that fails (COMMON_ENOMEM). */
+int engine__table_key_reindex(struct engine_table *table, size_t key_index);
 void engine__table_keys_remove(struct engine_table *table, size_t slot);
 
 /* The same for the lookups of non-unique indexes (table_index.c). */
@@ -353,6 +357,9 @@ int engine__table_index_build(struct engine_table *table, size_t position,
                               const size_t *columns,
                               const enum engine_collation *collations,
                               size_t column_count);
+/* Builds the lookup of indexes[position] anew from the table's rows
+ * (REINDEX); the old one stays when that fails (COMMON_ENOMEM). */
+int engine__table_index_reindex(struct engine_table *table, size_t position);
 /* What CREATE INDEX text sql says beyond the columns (resolved by the
  * caller into columns): each column's collation (its COLLATE, else the
  * column's) and whether the index is partial (WHERE). 0, or ENGINE_ESQL

@@ -327,6 +327,22 @@ int engine__table_index_build(struct engine_table *table, size_t position,
     return 0;
 }
 
+int engine__table_index_reindex(struct engine_table *table, size_t position)
+{
+    struct engine_table_index *old = table->indexes[position].lookup;
+    int rc;
+
+    if (old == NULL) {
+        return 0;
+    }
+    rc = engine__table_index_build(table, position, old->columns,
+                                   old->collations, old->column_count);
+    if (rc == 0) {
+        index_free(old);
+    }
+    return rc;
+}
+
 /* Appends the chain from head to out[*count..], growing it; sorted says
  * whether the rowids came in ascending order. */
 static int collect_chain(const struct engine_table *table,

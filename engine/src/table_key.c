@@ -393,6 +393,21 @@ int engine__table_key_rebuild(struct engine_table *table, size_t key_index)
     return key_grow(table, &table->keys[key_index]);
 }
 
+int engine__table_key_reindex(struct engine_table *table, size_t key_index)
+{
+    struct engine_unique_key *key = &table->keys[key_index];
+    size_t bucket_count = key->bucket_count;
+    int rc;
+
+    /* Sized for the live rows alone, not doubled as a growth is. */
+    key->bucket_count = 0;
+    rc = key_grow(table, key);
+    if (rc != 0) {
+        key->bucket_count = bucket_count;
+    }
+    return rc;
+}
+
 int engine__table_keys_add(struct engine_table *table, size_t slot)
 {
     for (size_t k = 0; k < table->key_count; k++) {

@@ -125,6 +125,24 @@ static void undo_one(struct engine_db *db, struct engine_undo *undo)
     case ENGINE_UNDO_USER_VERSION:
         db->user_version = undo->rowid;
         break;
+    case ENGINE_UNDO_ALTER_TABLE:
+        engine__catalog_replace(db, undo->table, undo->replaced);
+        engine__table_destroy(undo->table);
+        break;
+    case ENGINE_UNDO_CREATE_VIEW:
+        engine__view_remove(db, undo->view);
+        engine__view_destroy(undo->view);
+        break;
+    case ENGINE_UNDO_DROP_VIEW:
+        engine__view_restore(db, undo->view);
+        break;
+    case ENGINE_UNDO_CREATE_TRIGGER:
+        engine__trigger_remove(db, undo->trigger);
+        engine__trigger_destroy(undo->trigger);
+        break;
+    case ENGINE_UNDO_DROP_TRIGGER:
+        engine__trigger_restore(db, undo->trigger);
+        break;
     }
     /* Undo only gives back memory it took: restoring cannot run out of
      * it unless the heap fails a regrowth, which leaves the database in a
@@ -154,6 +172,12 @@ void engine__undo_commit(struct engine_db *db)
     for (size_t i = 0; i < db->undo_count; i++) {
         if (db->undo[i].kind == ENGINE_UNDO_DROP_TABLE) {
             engine__table_destroy(db->undo[i].table);
+        } else if (db->undo[i].kind == ENGINE_UNDO_DROP_VIEW) {
+            engine__view_destroy(db->undo[i].view);
+        } else if (db->undo[i].kind == ENGINE_UNDO_DROP_TRIGGER) {
+            engine__trigger_destroy(db->undo[i].trigger);
+        } else if (db->undo[i].kind == ENGINE_UNDO_ALTER_TABLE) {
+            engine__table_destroy(db->undo[i].replaced);
         }
     }
     db->undo_count = 0;

@@ -90,9 +90,8 @@ struct dt_stmt {
 struct dt_gen {
     struct common_test_rng rng;
     struct dt_schema schema;
-    int depth_max;      /* of the statement being written */
-    int depth_limit;    /* of any statement: 1 .. depth_limit */
-    bool is_correlated; /* subqueries may name the outer query's table */
+    int depth_max;   /* of the statement being written */
+    int depth_limit; /* of any statement: 1 .. depth_limit */
 };
 
 uint64_t dt_below(struct dt_gen *g, uint64_t bound);
@@ -108,6 +107,12 @@ struct dt_expr_ctx {
     bool has_no_rowid;     /* the source is a subquery: no rowid */
     bool is_returning;     /* RETURNING: no BETWEEN, no CASE operand */
 };
+
+/* Statements with common table expressions (WITH, WITH RECURSIVE; also
+ * before DELETE and UPDATE) and with window functions
+ * (difftest_gen_more.c). */
+void dt_gen_select_cte(struct dt_gen *g, struct dt_stmt *s);
+void dt_gen_select_window(struct dt_gen *g, struct dt_stmt *s);
 
 /* Writes one literal (any storage class, edge values included). */
 void dt_gen_literal(struct dt_gen *g, struct dt_buf *out);

@@ -291,15 +291,21 @@ static void gen_subquery(struct dt_gen *g, const struct dt_expr_ctx *ctx,
         &g->schema.tables[dt_below(g, (uint64_t)g->schema.table_count)];
     struct dt_expr_ctx sub = {.table = t, .is_order_visible = t->has_index};
 
-    if (g->is_correlated && ctx->table != NULL && ctx->table != t &&
-        !ctx->is_aggregate) {
+    if (ctx->table != NULL && ctx->table != t && !ctx->is_aggregate) {
         sub.outer = ctx->table;
     }
     dt_buf_add(out, "(SELECT ");
     if (is_scalar) {
-        sub.is_aggregate = true;
-        gen_aggregate(g, &sub, depth - 1, out);
-        sub.is_aggregate = false;
+        /* An aggregate whose arguments read only the outer query's
+         * columns belongs to the outer query (resolve.c), which then
+         * aggregates, its other columns taken from whichever row SQLite's
+         * plan reads last: the arguments read the subquery's own table
+         * (engine_correlated tests the other case). */
+        struct dt_expr_ctx own = sub;
+
+        own.outer = NULL;
+        own.is_aggregate = true;
+        gen_aggregate(g, &own, depth - 1, out);
     } else {
         dt_gen_expr(g, &sub, depth - 1, out);
     }

@@ -772,3 +772,34 @@ INSERT INTO v(r) VALUES (1);
 INSERT INTO w DEFAULT VALUES;
 INSERT INTO y VALUES (5);
 SELECT a FROM y;
+
+-- case: "x IN ()" is the integer 0 to SQLite's parser, so an aggregate
+-- inside x makes no aggregate query, and a correlated x gives no
+-- aggregate to the outer query
+CREATE TABLE t(a, b);
+INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, NULL);
+SELECT count(*) IN () FROM t;
+SELECT a, count(*) NOT IN () FROM t;
+SELECT max(a), count(*) IN () FROM t;
+SELECT a FROM t WHERE (SELECT count(DISTINCT (t.b NOT IN ())) FROM t AS u);
+
+-- case: an aggregate a nested subquery gives to an EXISTS subquery makes
+-- it an aggregate query, which has a row even over an empty table
+CREATE TABLE t1(a, e);
+CREATE TABLE t2(c);
+INSERT INTO t1 VALUES (1, 1), (2, 0), (3, NULL);
+SELECT a FROM t1 WHERE EXISTS (SELECT (SELECT group_concat(DISTINCT t2.c) FROM t1 WHERE e) FROM t2);
+DELETE FROM t1 WHERE EXISTS (SELECT (SELECT count(t2.c) FROM t1) FROM t2);
+SELECT count(*) FROM t1;
+
+-- case: a subquery's WHERE term that reads only the outer query's columns
+-- runs once before its loop, even over an empty table (sqlite3WhereBegin
+-- codes terms with no prerequisite table first)
+CREATE TABLE t1(a);
+CREATE TABLE t2(b);
+INSERT INTO t1 VALUES (-9223372036854775808), (5);
+SELECT EXISTS (SELECT 1 FROM t2 WHERE abs(t1.a)) FROM t1;
+SELECT (SELECT count(*) FROM t2 WHERE t1.a > 0) FROM t1;
+SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE abs(t1.a) AND b);
+INSERT INTO t2 VALUES (1);
+SELECT a, (SELECT count(*) FROM t2 WHERE t1.a > 0 AND b = 1) FROM t1 WHERE a > 0;

@@ -729,6 +729,102 @@ static void exec_or_fail(struct engine_db *db, const char *sql)
  * not looked its rows up yet: the index planned is gone (SQLite refuses
  * the DROP while the statement reads; sinew allows it), and another one
  * with another collation sits where it was; the lookup must not use it. */
+/* sql fails to prepare in both, with the same message. */
+static void same_prepare_error(struct pair *p, const char *sql)
+{
+    sqlite3_stmt *o = NULL;
+    struct engine_stmt *e = NULL;
+
+    assert_int_not_equal(sqlite3_prepare_v2(p->oracle, sql, -1, &o, NULL),
+                         SQLITE_OK);
+    assert_int_not_equal(engine_prepare(p->db, sql, -1, &e, NULL), 0);
+    assert_string_equal(engine_errmsg(p->db), sqlite3_errmsg(p->oracle));
+}
+
+/* INDEXED BY and NOT INDEXED: only the named index, or none, serves a
+ * lookup (the other WHERE terms show which rows were read: "1 / (k - 7)"
+ * fails only on a row a scan reads); an unknown index is an error. A
+ * query SQLite would answer by scanning the whole index is left out: its
+ * rows come in index order there, in rowid order here (docs/engine.md). */
+static void access_index_hints_match_sqlite(void **state)
+{
+    static const char *queries[] = {
+        "SELECT * FROM t NOT INDEXED WHERE g = 3",
+        "SELECT * FROM t INDEXED BY tg WHERE g = 3",
+        "SELECT * FROM t INDEXED BY tg WHERE g = 3 AND 1 / (k - 7) IS NULL",
+        "SELECT * FROM t NOT INDEXED WHERE g = 2 AND 1 / (k - 7) IS NULL",
+        "SELECT * FROM t INDEXED BY tsg WHERE s = 's5' AND g = 4",
+        "SELECT * FROM t NOT INDEXED WHERE rowid = 5",
+        "SELECT * FROM t INDEXED BY tg WHERE rowid = 5",
+        "SELECT * FROM t NOT INDEXED WHERE u = 12",
+        "SELECT * FROM t INDEXED BY tu WHERE u = 12",
+        "SELECT count(*), sum(k) FROM t INDEXED BY ts WHERE s = 'S5'",
+        "SELECT count(*) FROM t AS x INDEXED BY tg JOIN t AS y NOT INDEXED "
+        "ON x.g = y.k WHERE x.k < 50",
+        "SELECT * FROM (t NOT INDEXED) WHERE g = 1 AND k < 40",
+    };
+    struct pair p;
+
+    (void)state;
+    pair_open(&p);
+    same(&p, "CREATE TABLE t(k INT, g INT, s TEXT, u INT)");
+    fill(&p, "t", 1000, 5, true);
+    same(&p, "UPDATE t SET u = k * 3");
+    same(&p, "CREATE INDEX tg ON t(g)");
+    same(&p, "CREATE INDEX tsg ON t(s, g)");
+    same(&p, "CREATE INDEX ts ON t(s COLLATE NOCASE)");
+    same(&p, "CREATE UNIQUE INDEX tu ON t(u)");
+    for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        same(&p, queries[q]);
+    }
+    same_prepare_error(&p, "SELECT * FROM t INDEXED BY nope WHERE g = 3");
+    same_prepare_error(&p, "SELECT * FROM t INDEXED BY WHERE g = 3");
+    same_prepare_error(&p, "DELETE FROM t INDEXED BY nope WHERE g = 3");
+    same(&p, "UPDATE t INDEXED BY tg SET k = k + 1 WHERE g = 2");
+    same(&p, "DELETE FROM t NOT INDEXED WHERE g = 1");
+    same(&p, "DELETE FROM t INDEXED BY tu WHERE u = 30");
+    same_table(&p, "t");
+    pair_close(&p);
+}
+
+/* REINDEX builds the indexes again (all, a collation's, a table's, one);
+ * lookups through them still find SQLite's rows; names it cannot place
+ * are SQLite's errors. */
+static void access_reindex_matches_sqlite(void **state)
+{
+    static const char *statements[] = {
+        "REINDEX",        "REINDEX tg",      "REINDEX t",
+        "REINDEX nocase", "REINDEX main.tg", "REINDEX main.t",
+        "REINDEX tu",     "REINDEX rtrim",   "REINDEX sqlite_master",
+    };
+    struct pair p;
+
+    (void)state;
+    pair_open(&p);
+    same(&p, "CREATE TABLE t(k INT, g INT, s TEXT, u INT)");
+    fill(&p, "t", 500, 7, true);
+    same(&p, "UPDATE t SET u = k * 3");
+    same(&p, "CREATE INDEX tg ON t(g)");
+    same(&p, "CREATE INDEX ts ON t(s COLLATE NOCASE)");
+    same(&p, "CREATE UNIQUE INDEX tu ON t(u)");
+    for (size_t i = 0; i < sizeof(statements) / sizeof(statements[0]); i++) {
+        same(&p, statements[i]);
+        same(&p, "SELECT * FROM t WHERE g = 3");
+        same(&p, "SELECT * FROM t WHERE u = 33");
+        same(&p, "SELECT count(*) FROM t WHERE s = 'S5' COLLATE NOCASE");
+        same(&p, "DELETE FROM t WHERE rowid % 50 = 1");
+        same(&p, "INSERT INTO t(k, g, s, u) SELECT k + 1000, g, s, u + 5000 "
+                 "FROM t WHERE rowid % 60 = 2");
+    }
+    same_prepare_error(&p, "REINDEX main.");
+    same_prepare_error(&p, "REINDEX nope");
+    same_prepare_error(&p, "REINDEX foo.tg");
+    same_prepare_error(&p, "REINDEX temp.tg");
+    same_prepare_error(&p, "REINDEX main.nocase");
+    same_table(&p, "t");
+    pair_close(&p);
+}
+
 static void access_survives_drop_index_between_steps(void **state)
 {
     struct engine_db *db = NULL;
@@ -835,6 +931,8 @@ int main(void)
         cmocka_unit_test(access_update_delete_through_lookups),
         cmocka_unit_test(access_indexes_follow_undo_and_schema),
         cmocka_unit_test(access_in_through_index_sees_changes),
+        cmocka_unit_test(access_index_hints_match_sqlite),
+        cmocka_unit_test(access_reindex_matches_sqlite),
         cmocka_unit_test(access_survives_drop_index_between_steps),
         cmocka_unit_test(access_survives_every_allocation_failure),
     };

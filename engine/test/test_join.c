@@ -104,6 +104,34 @@ static void join_forms(void **state)
     run_all(sqls);
 }
 
+/* Parenthesized joins SQLite's grammar takes apart (parse.y seltablist):
+ * first and bare, their items join the list; a single item keeps only the
+ * outer alias. */
+static void join_parenthesized(void **state)
+{
+    static const char *const sqls[] = {
+        SCHEMA_SMALL,
+        "select * from (a cross join b)",
+        "select * from (a, b) where a.x = b.x",
+        "select * from (a join b on a.x = b.x) join c on c.x = b.x",
+        "select * from (a left join b using (x)), c",
+        "select * from ((a)), b",
+        "select * from (((a cross join b)))",
+        "select * from c, (a as q)",
+        "select a.x from c, (a as q)",
+        "select q.x from c, (a as q)",
+        "select * from (a as q) as r",
+        "select r.y from (a as q) as r",
+        "select * from c join (b) using (x)",
+        "select * from c left join (b as q) as r on r.x = c.x",
+        "select count(*) from (a cross join b cross join c)",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
 static void join_using_natural(void **state)
 {
     static const char *const sqls[] = {
@@ -297,6 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(join_forms),
+        cmocka_unit_test(join_parenthesized),
         cmocka_unit_test(join_using_natural),
         cmocka_unit_test(join_names),
         cmocka_unit_test(join_key_semantics),

@@ -8,8 +8,9 @@
  * once is cheaper than updating it per row, and a UNIQUE one cannot fail
  * on rows the source already holds under it); then views; triggers last,
  * so none fires while the rows are copied. A table or index the target
- * refuses fails the copy; a view or trigger it refuses is named in a
- * warning and skipped (sinew's engine has neither yet: docs/engine.md).
+ * refuses fails the copy; a view or trigger it refuses (one using SQL the
+ * engine does not have: docs/engine.md) is named in a warning and
+ * skipped.
  *
  * Rows keep their rowids: the INSERT names the rowid explicitly, which
  * SQLite and the engine both accept beside an INTEGER PRIMARY KEY (the

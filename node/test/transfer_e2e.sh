@@ -56,18 +56,22 @@ INSERT INTO t VALUES (12, 'twelve', '');
 CREATE TABLE kv(k TEXT, n INTEGER, PRIMARY KEY(k, n));
 INSERT INTO kv VALUES ('a', 1), ('b', 2), ('é', 3);
 CREATE INDEX t_name ON t(name);
-CREATE VIEW names AS SELECT name FROM t;"
+CREATE VIEW names AS SELECT name FROM t;
+CREATE TRIGGER odd AFTER DELETE ON t BEGIN
+  SELECT * FROM (t JOIN kv) AS z;
+END;"
 rows="SELECT rowid, id, name, quote(v), typeof(v) FROM t ORDER BY rowid;
 SELECT rowid, k, n FROM kv ORDER BY rowid;
-SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'index')
-  AND sql IS NOT NULL ORDER BY name;"
+SELECT name, sql FROM sqlite_schema WHERE type IN ('table', 'index', 'view')
+  AND sql IS NOT NULL ORDER BY name;
+SELECT name FROM names ORDER BY 1;"
 
 # ---- import ----
 run "import" 0 "$SINEW" import src.db app.sinew
 check "import: summary line" [ "$(cat out)" = \
-    "imported 2 tables, 1 index, 6 rows into app.sinew (skipped 1 view)" ]
-check "import: the view is named as skipped" \
-    grep -q '^warning: skipped view names: ' err
+    "imported 2 tables, 1 index, 1 view, 6 rows into app.sinew (skipped 1 trigger)" ]
+check "import: the refused trigger is named as skipped" \
+    grep -q '^warning: skipped trigger odd: ' err
 check "import: no progress bar off a terminal" \
     [ "$(grep -c $'\r' err)" = 0 ]
 "$SQLITE3" src.db "$rows" >want
@@ -77,7 +81,7 @@ check "import: rows read back through sinew shell" cmp -s want out
 # ---- export ----
 run "export" 0 "$SINEW" export app.sinew back.db
 check "export: summary line" [ "$(cat out)" = \
-    "exported 2 tables, 1 index, 6 rows into back.db" ]
+    "exported 2 tables, 1 index, 1 view, 6 rows into back.db" ]
 "$SQLITE3" back.db "$rows" >got
 check "export: sqlite3 reads the same rows and schema" cmp -s want got
 check "export: integrity" [ "$("$SQLITE3" back.db 'PRAGMA integrity_check')" = ok ]

@@ -7,11 +7,12 @@
  * The bytes are checked (magic, version, sizes, checksum) before anything
  * is touched; a database already at or past the snapshot's index is kept
  * (a re-delivered or older snapshot must never move state back). The
- * replacement is one engine transaction: every user table is dropped, the
- * snapshot's schema created (each statement through engine_apply_change(),
- * which accepts exactly one CREATE of a table or index), its rows and
- * metadata inserted. Anything malformed past the checksum (a snapshot
- * built by a buggy or hostile peer) rolls the transaction back.
+ * replacement is one engine transaction: every user view and table is
+ * dropped, the snapshot's schema created (each statement through
+ * engine_apply_change(), which accepts exactly one CREATE of a table,
+ * index or view), its rows and metadata inserted. Anything malformed past
+ * the checksum (a snapshot built by a buggy or hostile peer) rolls the
+ * transaction back.
  */
 #include <string.h>
 
@@ -43,15 +44,19 @@ static int read_text(struct common_reader *r, struct common_buf *out)
     return rc == 0 ? common_buf_append_byte(out, 0) : rc;
 }
 
-/* The user tables' names, NUL-terminated, into names. */
-static int table_names(struct engine_db *db, struct common_buf *names)
+/* The user tables' (or views') names, NUL-terminated, into names. */
+static int table_names(struct engine_db *db, struct common_buf *names,
+                       bool views)
 {
     struct engine_stmt *stmt = NULL;
     const char *name;
     int rc;
 
     rc = engine_prepare(db,
-                        "SELECT name FROM sqlite_schema WHERE type = 'table'",
+                        views ? "SELECT name FROM sqlite_schema WHERE type = "
+                                "'view'"
+                              : "SELECT name FROM sqlite_schema WHERE type = "
+                                "'table'",
                         -1, &stmt, NULL);
     while (rc == 0 && (rc = engine_step(stmt)) == ENGINE_ROW) {
         name = engine_column_text(stmt, 0);
@@ -66,16 +71,20 @@ static int drop_tables(struct engine_db *db)
 {
     struct common_buf names;
     struct common_buf sql;
-    size_t at = 0;
+    size_t at = 0, views;
     int rc;
 
     common_buf_init(&names, SIZE_MAX);
     common_buf_init(&sql, SIZE_MAX);
-    rc = table_names(db, &names);
+    /* The views first (the snapshot brings its own), then the tables. */
+    rc = table_names(db, &names, true);
+    views = names.size;
+    rc = rc == 0 ? table_names(db, &names, false) : rc;
     while (rc == 0 && at < names.size) {
         const char *name = (const char *)names.data + at;
         common_buf_truncate(&sql, 0);
-        rc = common_buf_append(&sql, "DROP TABLE ", 11);
+        rc = common_buf_append(&sql, at < views ? "DROP VIEW " : "DROP TABLE ",
+                               at < views ? 10 : 11);
         rc = rc == 0 ? replication__quorum_quote(&sql, name) : rc;
         rc = rc == 0 ? common_buf_append_byte(&sql, 0) : rc;
         rc = rc == 0 ? engine_exec(db, (const char *)sql.data, NULL, NULL) : rc;
