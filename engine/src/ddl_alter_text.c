@@ -292,8 +292,11 @@ int engine__alter_rename_text(const char *sql, const char *table,
         search_index(&s, &ast->u.create_index);
     }
     rc = rc == 0 && s.failed ? COMMON_ENOMEM : rc;
-    if (rc == 0) {
+    /* qsort() may not be given NULL, even for no sites (C11 7.22.5). */
+    if (rc == 0 && s.count > 0) {
         qsort(s.sites, s.count, sizeof(*s.sites), compare_sites);
+    }
+    if (rc == 0) {
         rc = edit(&s, new_name, quoted || column == NULL, out);
     }
     common_free(s.sites);
