@@ -27,6 +27,37 @@ void engine__arena_init(struct engine_arena *arena)
     arena->used = 0;
     arena->allocated = 0;
     arena->size_max = ENGINE__ARENA_SIZE_MAX;
+    arena->budget = NULL;
+}
+
+void engine__arena_budget_init(struct engine_arena_budget *budget,
+                               size_t size_max)
+{
+    ASSERT(budget != NULL);
+    budget->allocated = 0;
+    budget->size_max = size_max;
+}
+
+void engine__arena_share(struct engine_arena *arena,
+                         struct engine_arena_budget *budget)
+{
+    ASSERT(arena != NULL);
+    if (arena->budget != NULL) {
+        arena->budget->allocated -= arena->allocated;
+    }
+    arena->budget = budget;
+    if (budget != NULL) {
+        budget->allocated += arena->allocated;
+    }
+}
+
+/* Gives size bytes of blocks back to the arena's budget. */
+static void unbudget(struct engine_arena *arena, size_t size)
+{
+    if (arena->budget != NULL) {
+        ASSERT(arena->budget->allocated >= size);
+        arena->budget->allocated -= size;
+    }
 }
 
 void engine__arena_close(struct engine_arena *arena)
@@ -35,6 +66,7 @@ void engine__arena_close(struct engine_arena *arena)
     while (arena->blocks != NULL) {
         struct engine__arena_block *next = arena->blocks->next;
 
+        unbudget(arena, arena->blocks->size);
         common_free(arena->blocks);
         arena->blocks = next;
     }
@@ -56,6 +88,7 @@ void engine__arena_reset(struct engine_arena *arena)
 
         first->next = older->next;
         arena->allocated -= older->size;
+        unbudget(arena, older->size);
         /* Keep the newest (largest) block, free the older ones. */
         common_free(older);
     }
@@ -89,9 +122,17 @@ static struct engine__arena_block *new_block(struct engine_arena *arena,
         arena->allocated > arena->size_max) {
         return NULL;
     }
+    if (arena->budget != NULL &&
+        (size > arena->budget->size_max - arena->budget->allocated ||
+         arena->budget->allocated > arena->budget->size_max)) {
+        return NULL;
+    }
     block = common_malloc(sizeof(*block) + size);
     if (block == NULL) {
         return NULL;
+    }
+    if (arena->budget != NULL) {
+        arena->budget->allocated += size;
     }
     block->next = arena->blocks;
     block->size = size;

@@ -359,6 +359,10 @@ struct ast_select {
                                 offset = a, limit = b */
     struct ast_with *with;   /* NULL if none */
     size_t position;
+    /* "SELECT * FROM <items>" made of a parenthesized join with an alias,
+     * ON or USING, or after other FROM items (parse.y's SF_NestedFrom):
+     * its columns keep their tables' names (plan_nested.c). */
+    bool nested;
 };
 
 /* ---- CREATE TABLE / INDEX, DROP ---- */
@@ -505,7 +509,7 @@ struct ast_alter_table {
     const char *new_name;             /* RENAME */
     bool new_name_quoted;             /* written quoted ("x", [x], `x`, 'x') */
     struct ast_column_def column_def; /* ADD COLUMN */
-    size_t column_def_end;            /* ADD COLUMN: just past its last token */
+    size_t column_def_end; /* ADD COLUMN: just past its text, comments in */
 };
 
 /* ---- INSERT / UPDATE / DELETE ---- */

@@ -417,7 +417,8 @@ static int apply_row(struct apply_sql *sql)
 }
 
 /* A schema change from elsewhere: exactly one CREATE or DROP of a table,
- * index or view (what the commit hook reports), run as user SQL, so a
+ * index, view or trigger, or one ALTER TABLE (what the commit hook
+ * reports), run as user SQL, so a
  * module's reserved names stay refused; never a second statement, never
  * DML. A view made again with the same text, or dropped where it is not,
  * is nothing to do. */
@@ -439,7 +440,8 @@ static int apply_schema(struct engine_db *db, const char *text)
     if (rc != 0) {
         return engine__db_error(db, ENGINE_ESQL,
                                 "a schema change must be one CREATE or DROP "
-                                "of a table, index or view");
+                                "of a table, index, view or trigger, or one "
+                                "ALTER TABLE");
     }
     return noop ? 0 : engine_exec(db, text, NULL, NULL);
 }

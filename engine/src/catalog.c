@@ -36,6 +36,7 @@ int engine__catalog_add(struct engine_db *db, struct engine_table *table)
     if (table->sequence == 0) {
         table->sequence = ++db->object_sequence;
     }
+    table->graveyard = &db->graveyard;
     db->tables[db->table_count++] = table;
     db->schema_version++;
     return 0;
@@ -60,6 +61,7 @@ void engine__catalog_replace(struct engine_db *db, struct engine_table *from,
 {
     for (size_t i = 0; i < db->table_count; i++) {
         if (db->tables[i] == from) {
+            to->graveyard = &db->graveyard;
             db->tables[i] = to;
             db->schema_version++;
             return;

@@ -56,6 +56,7 @@ void engine_close(struct engine_db *db)
     common_free(db->undo);
     engine__savepoint_close(db);
     common_buf_close(&db->redo);
+    engine__graveyard_close(&db->graveyard);
     engine__storage_close(db);
     engine__arena_close(&db->undo_arena);
     common_free(db);

@@ -35,6 +35,21 @@ static struct engine_table *find_index(const struct engine_db *db,
     return NULL;
 }
 
+/* SQLite's OP_Destroy (DROP TABLE, DROP INDEX) fails while another
+ * statement of the connection is reading (db->nVdbeRead > 1). Here such a
+ * statement may still hold the table's rows or the index's entries, which
+ * the drop would free under it. Committed records being applied are not
+ * refused (no statement of this handle runs then). SQLite lets a running
+ * statement that reads no schema object (SELECT 1 UNION ALL SELECT 2) be;
+ * this refuses every running statement, as ALTER TABLE does. */
+static int refuse_while_reading(struct engine_db *db)
+{
+    if (!db->replaying && engine__db_running_statements(db) > 1) {
+        return engine__db_error(db, ENGINE_EBUSY, "database table is locked");
+    }
+    return 0;
+}
+
 static int create_table(struct engine_stmt *stmt)
 {
     const struct ast_create_table *def = &stmt->ast->u.create_table;
@@ -44,18 +59,30 @@ static int create_table(struct engine_stmt *stmt)
     size_t position;
     int rc;
 
+    /* A table is persisted and replicated: a handle-local one (SQLite's
+     * temp schema) would need storage of its own. */
+    if (def->temporary) {
+        return engine__db_error(db, ENGINE_ESQL,
+                                "TEMP tables are not supported yet");
+    }
+    /* A TEMP view of the name is in another schema (sqlite3StartTable). */
     if (engine__catalog_find(db, def->name) != NULL ||
-        engine__view_find(db, def->name) != NULL) {
+        engine__view_find_main(db, def->name) != NULL) {
         return def->if_not_exists
                    ? 0
-                   : engine__db_error(
-                         db, ENGINE_ESQL, "%s %s already exists",
-                         engine__view_find(db, def->name) ? "view" : "table",
-                         def->name);
+                   : engine__db_error(db, ENGINE_ESQL, "%s %s already exists",
+                                      engine__view_find_main(db, def->name)
+                                          ? "view"
+                                          : "table",
+                                      def->name);
     }
     if (find_index(db, def->name, &position) != NULL) {
         return engine__db_error(
             db, ENGINE_ESQL, "there is already an index named %s", def->name);
+    }
+    rc = engine__view_shadow_check(db, def->name, false);
+    if (rc != 0) {
+        return rc;
     }
     if (is_reserved_name(def->name)) {
         return engine__db_error(db, ENGINE_ESQL,
@@ -103,6 +130,9 @@ static int drop_table(struct engine_stmt *stmt)
         }
         return engine__db_error(db, ENGINE_ESQL, "no such table: %s",
                                 drop->name);
+    }
+    if (refuse_while_reading(db) != 0) {
+        return db->errcode;
     }
     /* Its triggers go first (sqlite3DropTable drops them before it). */
     if (engine__trigger_drop_for_table(db, table->name) != 0) {
@@ -227,7 +257,7 @@ static int create_index(struct engine_stmt *stmt)
                                       "index %s already exists", def->name);
     }
     if (engine__catalog_find(db, def->name) != NULL ||
-        engine__view_find(db, def->name) != NULL) {
+        engine__view_find_main(db, def->name) != NULL) {
         return engine__db_error(db, ENGINE_ESQL,
                                 "there is already a table named %s", def->name);
     }
@@ -278,6 +308,9 @@ static int drop_index(struct engine_stmt *stmt)
                    ? 0
                    : engine__db_error(db, ENGINE_ESQL, "no such index: %s",
                                       drop->name);
+    }
+    if (refuse_while_reading(db) != 0) {
+        return db->errcode;
     }
     /* ROLLBACK builds the index again from its CREATE INDEX text. */
     text = engine__arena_memdup(&db->undo_arena, table->indexes[position].sql,

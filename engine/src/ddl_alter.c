@@ -38,7 +38,9 @@ struct rebuild {
     const char *sql;         /* the new CREATE TABLE text */
     const ptrdiff_t *source; /* per new column: old column, or -1: fill */
     struct engine_value fill;
-    char **index_sql; /* per old index: its new text, or NULL: unchanged */
+    char **index_sql;  /* per old index: its new text, or NULL: unchanged */
+    const char *after; /* "add column": sql's parse error is renameTestSchema's
+                          "error in table t after add column: ..." */
 };
 
 static int oom(struct engine_db *db)
@@ -136,6 +138,10 @@ static int rebuild(struct engine_db *db, struct engine_table *old,
     int rc = engine__table_create(r->sql, strlen(r->sql), &table, errmsg,
                                   sizeof(errmsg));
 
+    if (rc != 0 && rc != COMMON_ENOMEM && r->after != NULL) {
+        return engine__db_error(db, rc, "error in table %s after %s: %s",
+                                old->name, r->after, errmsg);
+    }
     if (rc != 0) {
         return rc == COMMON_ENOMEM ? oom(db)
                                    : engine__db_error(db, rc, "%s", errmsg);
@@ -440,6 +446,7 @@ static int add_column(struct engine_stmt *stmt, struct engine_table *table)
         }
         source[table->column_count] = -1;
         r.sql = sql;
+        r.after = "add column";
         rc = rebuild(db, table, &r);
     }
     if (rc == 0) {

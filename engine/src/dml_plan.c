@@ -221,6 +221,24 @@ static int returning_affinities(struct engine_stmt *stmt,
     return 0;
 }
 
+/* A RETURNING column reference is named as its table declares it, and a
+ * rowid read (rowid, oid, _rowid_) by the INTEGER PRIMARY KEY, as a
+ * SELECT's (generateColumnNames); anything else as written. */
+static const char *returning_column_name(const struct engine_table *table,
+                                         const struct ast_expr *ast)
+{
+    const char *name = ast->u.column.name;
+    ptrdiff_t c = engine__table_column_index(table, name);
+
+    if (c < 0 && engine__table_is_rowid_name(name)) {
+        c = table->rowid_alias;
+        if (c < 0) {
+            return "rowid";
+        }
+    }
+    return c >= 0 ? table->columns[c].name : name;
+}
+
 static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
                           const struct ast_returning *returning)
 {
@@ -258,10 +276,11 @@ static int plan_returning(struct engine_stmt *stmt, struct engine_dml *dml,
             }
             continue;
         }
-        stmt->column_names[n] = (char *)(column->alias != NULL ? column->alias
-                                         : column->expr->kind == AST_COLUMN
-                                             ? column->expr->u.column.name
-                                             : column->expr->text);
+        stmt->column_names[n] =
+            (char *)(column->alias != NULL ? column->alias
+                     : column->expr->kind == AST_COLUMN
+                         ? returning_column_name(dml->table, column->expr)
+                         : column->expr->text);
         rc = engine__compile_expr(&ctx, column->expr, &dml->returning[n++]);
         if (rc != 0) {
             return rc;

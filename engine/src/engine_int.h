@@ -24,6 +24,7 @@
 #include "common.h"
 #include "engine.h"
 #include "expr.h"
+#include "graveyard.h"
 #include "storage.h"
 #include "table.h"
 #include "vector.h"
@@ -110,10 +111,18 @@ struct engine_db {
     int trigger_raise;
     int trigger_failed;
     int trigger_depth;        /* trigger programs being planned, nested */
+    bool trigger_main;        /* the program being planned is a main (not TEMP)
+                                 trigger's: TEMP views are out of its reach */
     uint64_t schema_version;  /* bumped by DDL: prepared plans re-prepare */
     uint64_t object_sequence; /* last creation number given to a table or
                                  index (sqlite_schema lists them in it) */
     struct engine_stmt *open_statements; /* list through next_open */
+    /* Table bytes freed while another statement may view them
+     * (graveyard.h). */
+    struct engine_graveyard graveyard;
+    /* Tables a rollback destroyed (undo.c: a CREATE or ALTER TABLE
+     * undone): a statement running across one stops (step.c). */
+    uint64_t tables_rolled_back;
     /* Durable storage (storage.h): the files, or NULL for ":memory:". */
     struct engine_storage *storage;
     /* The open transaction's changes, encoded as the WAL record's payload
@@ -154,6 +163,7 @@ struct engine_op;
 struct engine_outer_frame;
 struct engine_trigger_scope;
 struct engine_outer_agg;
+struct engine_semi;
 
 struct engine_op_ops {
     /* Starts (or restarts) producing from the beginning. */
@@ -212,6 +222,9 @@ struct engine_subquery {
     struct engine_value **outer_slots;
     size_t outer_count;
     size_t outer_capacity;
+    /* A correlated EXISTS answered from a hash of its table's rows
+     * (expr_semi.c, semi.h), or NULL: it runs again for every row. */
+    struct engine_semi *semi;
 };
 
 /* A running statement: what expressions and operators read. */
@@ -234,6 +247,9 @@ struct engine_stmt {
     struct engine_stmt *next_open; /* the db's list of open statements */
     char *sql;                     /* this statement's text, owned */
     struct engine_arena plan_arena;
+    /* What plan_arena and its trigger programs' plan arenas may hold
+     * together (a top-level statement's; arena.h) */
+    struct engine_arena_budget plan_budget;
     struct ast_stmt *ast;    /* in plan_arena */
     uint64_t schema_version; /* of the catalog the plan was made for */
     struct engine_op *root;  /* result rows, or NULL */
@@ -262,6 +278,7 @@ struct engine_stmt {
     /* execution state */
     int state; /* ENGINE__STMT_READY, _RUNNING, _DONE */
     int last_rc;
+    uint64_t tables_rolled_back;      /* db's when it started */
     struct engine_batch *batch;       /* current batch of result rows */
     uint32_t batch_index;             /* live-row position inside batch */
     uint32_t row;                     /* row index of the current result row */
@@ -337,6 +354,13 @@ int engine__reindex_plan(struct engine_stmt *stmt);
 int engine__reindex(struct engine_stmt *stmt);
 
 /* Views (view.c). */
+/* The main (not TEMP) view called name, or NULL. */
+/* An error when a new object (a TEMP view if temporary, else a main table
+ * or view) would share its name with one of the other schema. */
+int engine__view_shadow_check(struct engine_db *db, const char *name,
+                              bool temporary);
+struct engine_view *engine__view_find_main(const struct engine_db *db,
+                                           const char *name);
 struct engine_view *engine__view_find(const struct engine_db *db,
                                       const char *name);
 /* CREATE VIEW and DROP VIEW, run by engine__execute_ddl(). */
@@ -369,7 +393,7 @@ struct engine_trigger {
     uint64_t sequence; /* creation order among schema objects */
     enum ast_trigger_timing timing;
     enum ast_trigger_event event;
-    int planning;   /* its program is being planned: it does not fire inside */
+    int running;    /* its program is running: it does not fire inside */
     bool temporary; /* TEMP: the handle's own, neither logged nor written */
 };
 int engine__trigger_create(struct engine_stmt *stmt);

@@ -14,6 +14,7 @@
 
 #include "expr_int.h"
 #include "plan.h"
+#include "semi.h"
 #include "trigger.h"
 #include "window.h"
 
@@ -949,6 +950,10 @@ static int compile_subquery(struct engine_compile *ctx,
         if (e->u.subquery->outer_count == 0) {
             engine__in_mark_live(ctx, select, e);
         }
+    }
+    if (rc == 0 && op == ENGINE_EXPR_EXISTS) {
+        /* A correlated EXISTS may become a hash semi join (semi.h). */
+        rc = engine__semi_plan(ctx, ast->u.subquery.select, e);
     }
     if (rc == 0 && op == ENGINE_EXPR_SUBQUERY) {
         e->affinity = e->u.subquery->affinity;

@@ -18,6 +18,7 @@
 
 #include "expr_int.h"
 #include "plan.h"
+#include "semi.h"
 
 void engine__outer_push(struct engine_compile *ctx,
                         struct engine_subquery *subquery,
@@ -382,6 +383,9 @@ int engine__outer_eval(struct engine_expr *expr, struct engine_eval *eval,
     const struct engine_vector *x = NULL;
     int rc = 0;
 
+    if (subquery->semi != NULL) {
+        return engine__semi_eval(expr, eval, batch); /* expr_semi.c */
+    }
     if (args == NULL) {
         return engine__error(eval->exec, COMMON_ENOMEM, "out of memory");
     }

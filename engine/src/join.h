@@ -44,6 +44,15 @@ struct engine_join_key {
     bool swapped;                      /* compare's args[0] is the right */
 };
 
+/* Mixes into *hash the key value v, side arg of equality compare (0: its
+ * args[0]), converted as the comparison converts it, so that values it
+ * finds equal hash alike; *null (and *hash unchanged) when v is then NULL,
+ * which equals nothing. Shared by the hash join and the decorrelated
+ * subqueries (expr_semi.c). 0 or COMMON_ENOMEM. */
+int engine__join_key_hash(const struct engine_expr *compare, int arg,
+                          struct engine_value v, struct engine_arena *arena,
+                          uint64_t *hash, bool *null);
+
 struct engine_join_spec {
     enum ast_join_kind kind; /* INNER, LEFT, RIGHT or FULL */
     size_t left_width;       /* columns of the left input */

@@ -27,11 +27,13 @@ struct join_item {
     struct engine_table *table; /* NULL: a subquery, or sqlite_schema */
     struct engine_scope scope;  /* its own columns, then its rowid */
     struct engine_op *op;
-    const char *name;    /* its alias or table name: a copy of its own */
-    size_t first;        /* its first column in the combined row */
-    size_t width;        /* its columns and its rowid */
-    size_t *merged;      /* RIGHT/FULL USING: pairs of combined columns */
-    size_t merged_count; /* merged columns, after the item's own */
+    const char *name;         /* its alias or table name: a copy of its own */
+    size_t first;             /* its first column in the combined row */
+    size_t width;             /* its columns and its rowid */
+    size_t *merged;           /* RIGHT/FULL USING: pairs of combined columns */
+    size_t merged_count;      /* merged columns, after the item's own */
+    const char **using_names; /* its USING (or NATURAL) columns, in order */
+    size_t using_count;
     const struct ast_expr *filter;    /* terms on its scan, or NULL */
     struct engine_expr *filter_expr;  /* filter over its own scope */
     const struct ast_expr **on_terms; /* its ON (or USING) terms */

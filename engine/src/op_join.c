@@ -73,6 +73,25 @@ static uint64_t hash_mix(uint64_t h, uint64_t v)
     return h;
 }
 
+int engine__join_key_hash(const struct engine_expr *compare, int arg,
+                          struct engine_value v, struct engine_arena *arena,
+                          uint64_t *hash, bool *null)
+{
+    struct engine_value other = engine__value_null();
+    int rc = arg == 0
+                 ? engine__expr_compare_prepare(compare, &v, &other, arena)
+                 : engine__expr_compare_prepare(compare, &other, &v, arena);
+
+    if (rc != 0) {
+        return rc;
+    }
+    *null = v.type == ENGINE_NULL;
+    if (!*null) {
+        *hash = hash_mix(*hash, engine__value_hash(&v, compare->collation));
+    }
+    return 0;
+}
+
 /* The hash of row's key over the key vectors of one side (side 0: the
  * left), each value converted as its comparison converts it; *null when a
  * key is NULL (it equals nothing). */
@@ -86,22 +105,14 @@ static int key_hash(const struct join_state *state,
     *null = false;
     for (size_t k = 0; k < state->spec.key_count; k++) {
         const struct engine_join_key *key = &state->spec.keys[k];
-        struct engine_value v = engine__vector_get(vectors[k], row);
-        struct engine_value other = engine__value_null();
         int arg = key->swapped ? 1 - side : side;
-        int rc =
-            arg == 0
-                ? engine__expr_compare_prepare(key->compare, &v, &other, arena)
-                : engine__expr_compare_prepare(key->compare, &other, &v, arena);
+        int rc = engine__join_key_hash(key->compare, arg,
+                                       engine__vector_get(vectors[k], row),
+                                       arena, &h, null);
 
-        if (rc != 0) {
+        if (rc != 0 || *null) {
             return rc;
         }
-        if (v.type == ENGINE_NULL) {
-            *null = true;
-            return 0;
-        }
-        h = hash_mix(h, engine__value_hash(&v, key->compare->collation));
     }
     *hash = h;
     return 0;

@@ -165,7 +165,11 @@ static void state_clear(struct recursive_state *state)
     state->row_count = state->row_capacity = state->heap_count = 0;
     engine__arena_reset(&state->queue_bytes);
     engine__arena_reset(&state->current_bytes);
-    state->run->has_current = false;
+    /* NULL when the operator's batch failed to allocate: it was destroyed
+     * with its statement before engine__op_recursive filled its state. */
+    if (state->run != NULL) {
+        state->run->has_current = false;
+    }
 }
 
 /* Whether queued row a comes out before row b. */

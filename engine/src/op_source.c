@@ -124,6 +124,12 @@ struct scan_state {
     struct engine_access_run run;         /* access's state this execution */
     const struct engine_zone_plan *zones; /* without access: or NULL */
     struct engine_zone_run zone_run;      /* zones' state this execution */
+    /* The last row given out this execution (when read_some), and the
+     * table's change_count then: another statement of the handle may
+     * change the table between two batches (see scan_resume). */
+    bool read_some;
+    int64_t last_rowid;
+    uint64_t changes;
     uint32_t slots[ENGINE__BATCH_SIZE];
 };
 
@@ -133,6 +139,7 @@ static int scan_open(struct engine_op *op, struct engine_exec *exec)
 
     (void)exec;
     state->cursor = 0;
+    state->read_some = false;
     engine__access_reset(state->access, &state->run);
     engine__zone_reset(&state->zone_run);
     return 0;
@@ -146,6 +153,43 @@ static uint32_t scan_zoned(struct scan_state *state, uint32_t max)
         state->zone_run.skip, state->zone_run.block_count);
 }
 
+/* Whether the scan reads by position (cursor), which a change to the
+ * table may move: every row, a rowid range, or every row for a key
+ * lookup that cannot be made; not the slots a lookup found. */
+static bool scan_by_position(const struct scan_state *state)
+{
+    const struct engine_access *access = state->access;
+
+    return access == NULL ||
+           (state->run.started && !state->run.done &&
+            (access->kind == ENGINE_ACCESS_RANGE || state->run.scan_all));
+}
+
+/* A statement of the handle changed the table since the last batch (this
+ * statement runs whole before it changes anything itself: dml_exec.c):
+ * the scan's position may no longer mean the same row (a delete shifts
+ * the rowid-sorted order; an update or an insert out of order makes one;
+ * a reverse scan counts from a moving end), so it goes on after the
+ * rowid it read last, as SQLite's b-tree cursor restores its position
+ * by key (btreeRestoreCursorPosition). */
+static int scan_resume(struct scan_state *state, struct engine_exec *exec)
+{
+    size_t cursor;
+
+    if (!state->read_some || state->changes == state->table->change_count ||
+        !scan_by_position(state)) {
+        return 0;
+    }
+    cursor = engine__table_scan_resume(state->table, state->last_rowid,
+                                       state->reverse);
+    if (cursor == SIZE_MAX) {
+        return engine__error(exec, COMMON_ENOMEM, "out of memory");
+    }
+    state->cursor = cursor;
+    state->changes = state->table->change_count;
+    return 0;
+}
+
 /* The slots of the next rows: every row in rowid order (but the blocks
  * zones skip), or access's. */
 static int scan_slots(struct engine_op *op, struct engine_exec *exec,
@@ -153,8 +197,11 @@ static int scan_slots(struct engine_op *op, struct engine_exec *exec,
 {
     struct scan_state *state = op->state;
     uint32_t max = exec->row_at_a_time ? 1 : ENGINE__BATCH_SIZE;
-    int rc;
+    int rc = scan_resume(state, exec);
 
+    if (rc != 0) {
+        return rc;
+    }
     if (state->access != NULL) {
         return engine__access_next(state->access, &state->run, state->table,
                                    exec, &op->arena, state->reverse,
@@ -196,6 +243,9 @@ static int scan_next(struct engine_op *op, struct engine_exec *exec,
     }
     engine__table_fill(state->table, state->slots, n, state->columns,
                        &op->batch);
+    state->read_some = true;
+    state->last_rowid = state->table->rowids[state->slots[n - 1]];
+    state->changes = state->table->change_count;
     *out = &op->batch;
     return 0;
 }

@@ -85,8 +85,11 @@ static int append_batch(struct window_state *state,
 {
     if (state->row_count + in->selected > state->row_capacity) {
         size_t capacity = state->row_capacity * 2 + in->selected + 64;
-        struct engine_value *rows = common_realloc(
-            state->rows, capacity * state->width * sizeof(*rows));
+        /* A window over no columns ("SELECT row_number() OVER ()") still
+         * counts its rows: keep the allocation non-empty. */
+        size_t width = state->width > 0 ? state->width : 1;
+        struct engine_value *rows =
+            common_realloc(state->rows, capacity * width * sizeof(*rows));
 
         if (rows == NULL) {
             return COMMON_ENOMEM;

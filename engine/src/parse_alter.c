@@ -78,6 +78,22 @@ static int rename_parse(struct parser *p, struct ast_alter_table *alter)
     return rc;
 }
 
+/* parse.y's ADD COLUMN action takes the text from the column name to the
+ * token that ends the statement (';' or the end of the input), and
+ * sqlite3AlterFinishAddColumn() cuts the white space off its end: a
+ * comment after the definition stays in the table's text, and a "--" one
+ * leaves that text "incomplete input" (ddl_alter.c's add_column). */
+static size_t column_def_end(const struct parser *p)
+{
+    size_t end = p->tok.offset;
+
+    while (end > p->prev_end && p->sql[end - 1] != '\0' &&
+           strchr(" \t\n\v\f\r", p->sql[end - 1]) != NULL) {
+        end--;
+    }
+    return end;
+}
+
 int engine__parse_alter(struct parser *p, struct ast_stmt *stmt)
 {
     struct ast_alter_table *alter = &stmt->u.alter_table;
@@ -99,7 +115,7 @@ int engine__parse_alter(struct parser *p, struct ast_stmt *stmt)
         alter->kind = AST_ALTER_ADD_COLUMN;
         engine__parse_accept(p, TOKEN_COLUMN);
         rc = engine__parse_column_def(p, &alter->column_def);
-        alter->column_def_end = p->prev_end;
+        alter->column_def_end = column_def_end(p);
         return rc;
     }
     if (engine__parse_accept(p, TOKEN_DROP)) {

@@ -17,8 +17,8 @@
  *   on_using ::= ON expr | USING LP idlist RP | .
  *
  * WITH is parse_with.c's. A parenthesized join with its own alias, ON or
- * USING (SQLite's SF_NestedFrom subquery) is rejected with "... is not
- * supported yet"; see nested_from_parse. As in SQLite, "all
+ * USING becomes SQLite's SF_NestedFrom subquery; see nested_from_parse. As
+ * in SQLite, "all
  * VALUES must have the same number of terms", "a JOIN clause is required
  * before ON" and "unknown join type: ..." are reported after the syntax is
  * checked.
@@ -206,12 +206,35 @@ static int from_item_parse(struct parser *p, struct ast_from_item *item)
     return rc;
 }
 
+/* Item reads "SELECT * FROM <inner>", flagged nested (parse.y makes it
+ * with sqlite3SelectNew(..., SF_NestedFrom, ...)). */
+static int nested_select_make(struct parser *p, struct parse_list *inner,
+                              struct ast_from_item *item)
+{
+    struct ast_select *s = engine__parse_alloc(p, sizeof(*s));
+    struct ast_result_column *star = engine__parse_alloc(p, sizeof(*star));
+
+    if (s == NULL || star == NULL) {
+        return COMMON_ENOMEM;
+    }
+    star->kind = AST_RESULT_STAR;
+    star->position = item->position;
+    s->columns = star;
+    s->column_count = 1;
+    s->from = inner->items;
+    s->from_count = inner->count;
+    s->position = item->position;
+    s->nested = true;
+    item->select = s;
+    return 0;
+}
+
 /* "(seltablist) [AS alias] [ON ... | USING (...)]", parse.y's rule for a
  * parenthesized join. First in its list, without alias, ON or USING, its
  * items join the list as if unparenthesized; a single item becomes this
  * one and, as in SQLite, keeps only the outer alias ("FROM t0, (t1 AS x)"
- * names t1, not x). Otherwise SQLite makes it a subquery whose columns
- * keep their tables' names (SF_NestedFrom), which sinew does not do yet. */
+ * names t1, not x). Otherwise it is a subquery whose columns keep their
+ * tables' names (SF_NestedFrom). */
 static int nested_from_parse(struct parser *p, struct parse_list *list,
                              struct ast_from_item *item)
 {
@@ -247,12 +270,10 @@ static int nested_from_parse(struct parser *p, struct parse_list *list,
     if (inner.count == 1) {
         item->table = items[0].table;
         item->select = items[0].select;
-        return engine__parse_list_push(p, list, item, sizeof(*item));
+    } else {
+        rc = nested_select_make(p, &inner, item);
     }
-    return engine__parse_error(p, item->position,
-                               "a parenthesized join with an alias, ON or "
-                               "USING, or after other FROM items is not "
-                               "supported yet");
+    return rc != 0 ? rc : engine__parse_list_push(p, list, item, sizeof(*item));
 }
 
 /* One FROM term pushed onto list: an item, or a parenthesized join's. */

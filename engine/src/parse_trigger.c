@@ -14,7 +14,8 @@
  *   cmd ::= DROP TRIGGER ifexists fullname
  *
  * The steps are parsed by the ordinary INSERT, UPDATE, DELETE and SELECT
- * rules; what a trigger step may not have (RETURNING, DEFAULT VALUES, a
+ * rules (a SELECT step, or an INSERT's SELECT, may have a WITH; only
+ * those); what a trigger step may not have (RETURNING, DEFAULT VALUES, a
  * qualified table) is refused afterwards with SQLite's words where it has
  * its own. A trigger holds no parameters ("trigger cannot use variables",
  * sqlite3BeginTrigger's caller).
@@ -149,6 +150,13 @@ static int step_check(struct parser *p, const struct ast_stmt *step)
         returning = step->u.delete_.returning.columns != NULL;
         hint = &step->u.delete_.hint;
     }
+    /* An INSERT's RETURNING is parse.y's upsert rule, whose action
+     * (sqlite3AddReturning) refuses it inside a trigger; UPDATE's and
+     * DELETE's are not in the trigger_cmd rules at all. */
+    if (returning && step->kind == AST_STMT_INSERT) {
+        return engine__parse_error(p, step->position,
+                                   "cannot use RETURNING in a trigger");
+    }
     if (returning) {
         return engine__parse_error(p, step->position,
                                    "near \"RETURNING\": syntax error");
@@ -176,6 +184,8 @@ static int step_parse(struct parser *p, struct ast_stmt **out)
     switch (p->tok.kind) {
     case TOKEN_SELECT:
     case TOKEN_VALUES:
+    case TOKEN_WITH: /* parse.y's select: a WITH before INSERT, UPDATE or
+                        DELETE is a syntax error in a trigger */
         step->kind = AST_STMT_SELECT;
         rc = engine__parse_select(p, &step->u.select);
         break;
@@ -189,8 +199,6 @@ static int step_parse(struct parser *p, struct ast_stmt **out)
     case TOKEN_DELETE:
         rc = engine__parse_delete(p, step);
         break;
-    case TOKEN_WITH:
-        return engine__parse_unsupported(p, "WITH");
     default:
         return engine__parse_syntax_error(p);
     }

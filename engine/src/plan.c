@@ -10,6 +10,7 @@
 #include "engine_int.h"
 #include "plan.h"
 #include "rowset.h"
+#include "semi.h"
 
 int engine__plan(struct engine_stmt *stmt)
 {
@@ -115,6 +116,9 @@ void engine__subquery_forget(struct engine_subquery *subquery)
         engine__rowset_close(subquery->lookup);
         common_free(subquery->lookup);
         subquery->lookup = NULL;
+    }
+    if (subquery->semi != NULL) {
+        engine__semi_forget(subquery->semi);
     }
 }
 

@@ -28,11 +28,16 @@ struct engine_scope_column {
     bool untyped;        /* no affinity or collation of its own: SQLite
                             reads excluded.x as a register (resolve.c
                             turns it into TK_REGISTER) */
+    bool is_rowid_alias; /* a table's INTEGER PRIMARY KEY: a rowid read
+                            of its table is named by it */
     /* A joined scope (plan_join.c): */
     bool is_rowid;         /* the rowid of item .table (.name is NULL) */
     bool star_hidden;      /* left out of "*" (USING's right copy) */
     bool star_unqualified; /* "*" shows it by its bare name (a RIGHT or
                               FULL join's merged USING column) */
+    bool in_schema;        /* of a table, view or table-valued function,
+                              which "*" names "main.t.x" (subqueries and
+                              CTEs: "*.t.x"; selectExpander) */
     bool not_null;         /* never NULL: a NOT NULL column or the rowid of
                               a table not on an outer join's NULL side, for
                               which SQLite's resolver turns "x IS NULL" into
@@ -41,6 +46,15 @@ struct engine_scope_column {
     bool hidden;          /* HIDDEN (json, root): not in "*" nor NATURAL */
     bool carries_subtype; /* its values keep json_subtype (json_each's
                              value, as SQLite's xColumn result keeps it) */
+    /* A column of a parenthesized join read as a subquery (plan_nested.c,
+     * SQLite's SF_NestedFrom): unqualified, or qualified by its inner
+     * table, it answers to nested_name; .name ("a:1") only after the
+     * group's own alias. */
+    const char *nested_name;  /* NULL: not such a column */
+    const char *nested_table; /* its inner table; NULL for a USING column */
+    bool nested_using;        /* the group's USING column ("..a" in SQLite):
+                                 an unqualified name found here is not
+                                 looked for further in the group */
 };
 
 struct engine_scope {
@@ -297,6 +311,14 @@ int engine__plan_from_item(struct engine_stmt *stmt,
                            const struct ast_select *outer,
                            const struct ast_from_item *item,
                            struct engine_scope *scope, struct engine_op **op);
+
+/* A FROM item that is a parenthesized join (ast_select.nested): its
+ * inner join, read as SQLite's SF_NestedFrom subquery reads it
+ * (plan_nested.c). */
+int engine__plan_nested_source(struct engine_stmt *stmt,
+                               const struct ast_from_item *item,
+                               struct engine_scope *scope,
+                               struct engine_op **op);
 
 /* A FROM item that names a view (view.c). engine__view_use() sets
  * use->view NULL when item names none; else item is the view read as a

@@ -33,6 +33,7 @@
 
 #include "cte.h"
 #include "plan.h"
+#include "window.h"
 
 struct compound_plan {
     struct engine_stmt *stmt;
@@ -860,14 +861,43 @@ static bool aggregates(const struct ast_select *arm)
     return any;
 }
 
+static bool is_window_call(const struct ast_expr *ast, const void *unused)
+{
+    (void)unused;
+    return engine__window_is_call(ast);
+}
+
+/* p->pWin: the term's own window calls (result columns, HAVING, ORDER
+ * BY; not those of its subqueries). */
+static bool windows(const struct ast_select *arm)
+{
+    bool any = engine__ast_any(arm->having, is_window_call, NULL);
+
+    for (size_t i = 0; !any && arm->columns != NULL && i < arm->column_count;
+         i++) {
+        any = engine__ast_any(arm->columns[i].expr, is_window_call, NULL);
+    }
+    for (size_t i = 0; !any && i < arm->order_by_count; i++) {
+        any = engine__ast_any(arm->order_by[i].expr, is_window_call, NULL);
+    }
+    return any;
+}
+
 /* The recursive terms, right to left, each after the same checks as any
- * term, then SQLite's "recursive aggregate queries not supported". */
+ * term, then SQLite's "cannot use window functions in recursive queries"
+ * (generateWithRecursiveQuery looks only at the last term: one further
+ * left may use them) and "recursive aggregate queries not supported". */
 static int plan_recursive_terms(struct compound_plan *plan, size_t first)
 {
     int rc = 0;
 
     for (size_t i = plan->arm_count; rc == 0 && i-- > first;) {
         rc = plan_arm(plan, i, true, i + 1 < plan->arm_count);
+    }
+    if (rc == 0 && windows(plan->arms[plan->arm_count - 1])) {
+        rc = engine__db_error(
+            plan->stmt->db, ENGINE_ESQL,
+            "cannot use window functions in recursive queries");
     }
     for (size_t i = first; rc == 0 && i < plan->arm_count; i++) {
         if (aggregates(plan->arms[i])) {

@@ -12,7 +12,9 @@
  * turn each shared column into the term "left.x = right.x"; the right's
  * copy is then reached only as "right.x" and left out of "*". For a RIGHT
  * or FULL join the visible column is coalesce(left.x, right.x), as SQLite
- * 3.39 shows it.
+ * 3.39 shows it. A parenthesized join read as a subquery (plan_nested.c)
+ * keeps its inner tables' names: lookupName() matches its columns by
+ * sqlite3MatchEName() first.
  */
 #include <string.h>
 #include <strings.h>
@@ -40,9 +42,26 @@ static bool is_own_tag(const struct engine_scope *scope, const char *table)
     return false;
 }
 
+/* Whether c is column name of an inner table of a parenthesized join
+ * (sqlite3MatchEName: an unqualified name by its inner name, "t1.a" by its
+ * inner table too). */
+static bool nested_answers(const struct engine_scope_column *c,
+                           const char *table, const char *name)
+{
+    return c->nested_name != NULL && strcasecmp(c->nested_name, name) == 0 &&
+           (table == NULL || (c->nested_table != NULL &&
+                              strcasecmp(c->nested_table, table) == 0));
+}
+
 static bool column_answers(const struct engine_scope_column *c,
                            const char *table, bool own_tag, const char *name)
 {
+    if (table == NULL && c->nested_name != NULL) {
+        return !c->qualified_only && nested_answers(c, NULL, name);
+    }
+    if (table != NULL && !own_tag && nested_answers(c, table, name)) {
+        return true;
+    }
     if (c->name == NULL || strcasecmp(c->name, name) != 0) {
         return false;
     }
@@ -56,13 +75,20 @@ ptrdiff_t engine__join_find_column(const struct engine_scope *scope,
                                    const char *table, const char *name)
 {
     bool own_tag = table != NULL && is_own_tag(scope, table);
+    const char *group_done = NULL; /* a group whose USING column answered */
     ptrdiff_t found = -1;
     size_t count = 0;
 
     for (size_t i = 0; i < scope->column_count; i++) {
-        if (column_answers(&scope->columns[i], table, own_tag, name)) {
+        const struct engine_scope_column *c = &scope->columns[i];
+
+        if ((group_done == NULL || c->table != group_done) &&
+            column_answers(c, table, own_tag, name)) {
             found = (ptrdiff_t)i;
             count++;
+            /* lookupName() stops at a group's USING column (bUsingTerm);
+             * matches before it in the group still count. */
+            group_done = table == NULL && c->nested_using ? c->table : NULL;
         }
     }
     /* "rowid" names a rowid only qualified: unqualified, over several
@@ -94,20 +120,81 @@ static struct ast_expr *column_ast(struct engine_stmt *stmt, const char *table,
     return ast;
 }
 
+/* Whether "table.*" shows c: a parenthesized join's column by its inner
+ * table only (selectExpander(): the group's own alias names none). */
+static bool star_named(const struct engine_scope_column *c, const char *table)
+{
+    if (c->nested_name != NULL) {
+        return c->nested_table != NULL &&
+               strcasecmp(c->nested_table, table) == 0;
+    }
+    return item_named(c, table);
+}
+
+/* Whether every column belongs to one FROM item (a parenthesized join
+ * alone in its FROM clause). */
+static bool single_item(const struct engine_scope *scope)
+{
+    const char *tag = NULL;
+
+    for (size_t i = 0; i < scope->column_count; i++) {
+        const char *own = scope->columns[i].table;
+
+        if (own != NULL && tag != NULL && own != tag) {
+            return false;
+        }
+        tag = own != NULL ? own : tag;
+    }
+    return true;
+}
+
+/* selectExpander() writes each column "*" shows over several FROM items
+ * as "schema.item.column" and resolves that (lookupName): another item of
+ * the same schema ("*" for subqueries) and name with that column makes it
+ * ambiguous ("FROM t, t"), unless that one is USING's copy of it. */
+static int star_check(struct engine_stmt *stmt,
+                      const struct engine_scope *scope,
+                      const struct engine_scope_column *c)
+{
+    for (size_t i = 0;
+         c->table != NULL && c->nested_name == NULL && i < scope->column_count;
+         i++) {
+        const struct engine_scope_column *d = &scope->columns[i];
+
+        if (d->table != c->table && item_named(d, c->table) &&
+            d->in_schema == c->in_schema && d->nested_name == NULL &&
+            !d->is_rowid && !d->star_hidden && d->name != NULL &&
+            strcasecmp(d->name, c->name) == 0) {
+            return engine__db_error(
+                stmt->db, ENGINE_ESQL, "ambiguous column name: %s.%s.%s",
+                c->in_schema ? "main" : "*", c->table, c->name);
+        }
+    }
+    return 0;
+}
+
 int engine__join_star(struct engine_stmt *stmt,
                       const struct engine_scope *scope, const char *table,
                       const struct ast_expr **results, const char **names,
                       size_t *n)
 {
+    bool single = single_item(scope);
     bool any = false;
 
     for (size_t i = 0; i < scope->column_count; i++) {
         const struct engine_scope_column *c = &scope->columns[i];
-        bool unqualified = table == NULL && c->star_unqualified;
+        /* Alone in its FROM, a group's column is named bare, as
+         * selectExpander() names it when pTabList->nSrc is 1: its name
+         * ("a:1") is then looked up as an inner column's. */
+        bool unqualified = (table == NULL && c->star_unqualified) ||
+                           (single && c->nested_name != NULL);
 
         if (c->name == NULL || c->is_rowid || c->hidden ||
-            (table == NULL ? c->star_hidden : !item_named(c, table))) {
+            (table == NULL ? c->star_hidden : !star_named(c, table))) {
             continue;
+        }
+        if (!unqualified && star_check(stmt, scope, c) != 0) {
+            return stmt->db->errcode;
         }
         results[*n] = column_ast(stmt, unqualified ? NULL : c->table, c->name);
         if (results[*n] == NULL) {
@@ -124,6 +211,13 @@ int engine__join_star(struct engine_stmt *stmt,
 }
 
 /* ---- the combined scope ---- */
+
+/* Whether item names a schema object: a table, a view or a table-valued
+ * function, not a subquery or a WITH table. */
+static bool from_schema(const struct ast_from_item *item)
+{
+    return item->table != NULL && item->cte == NULL && !item->recursive;
+}
 
 int engine__join_add_column(struct engine_join_plan *plan,
                             const struct engine_scope_column *column,
@@ -156,7 +250,9 @@ int engine__join_add_column(struct engine_join_plan *plan,
     }
     plan->column_item[scope->column_count] = item;
     plan->column_merged[scope->column_count] = merged;
-    scope->columns[scope->column_count++] = *column;
+    scope->columns[scope->column_count] = *column;
+    scope->columns[scope->column_count++].in_schema =
+        from_schema(plan->items[item].ast);
     return 0;
 }
 
@@ -282,10 +378,26 @@ static ptrdiff_t item_column(const struct join_item *it, const char *name)
     return -1;
 }
 
-/* The visible column named name left of item k: -1 none, -2 several. */
+/* Whether the FROM clause has a RIGHT or FULL join (SQLite's JT_LTORJ). */
+static bool has_right_join(const struct engine_join_plan *plan)
+{
+    for (size_t k = 1; k < plan->count; k++) {
+        if (plan->select->from[k].join == AST_JOIN_RIGHT ||
+            plan->select->from[k].join == AST_JOIN_FULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The visible column named name left of item k: -1 none, -2 several.
+ * Without a RIGHT or FULL join SQLite takes the first item that has it
+ * (sqlite3ProcessJoin's tableAndColumnIndex): "ambiguous reference" is
+ * only raised with JT_LTORJ. */
 static ptrdiff_t left_column(const struct engine_join_plan *plan, size_t k,
                              const char *name)
 {
+    bool first_wins = !has_right_join(plan);
     ptrdiff_t found = -1;
 
     for (size_t i = 0; i < plan->items[k].first; i++) {
@@ -294,7 +406,7 @@ static ptrdiff_t left_column(const struct engine_join_plan *plan, size_t k,
         if (c->name != NULL && !c->qualified_only && !c->is_rowid &&
             !c->hidden && strcasecmp(c->name, name) == 0) {
             if (found >= 0) {
-                return -2;
+                return first_wins ? found : -2;
             }
             found = (ptrdiff_t)i;
         }
@@ -370,6 +482,24 @@ static int add_merged(struct engine_join_plan *plan, size_t k, size_t left,
     return engine__join_add_column(plan, &merged, k, true);
 }
 
+/* Records name in item it's USING list (plan_nested.c reads it). */
+static int using_name_add(struct engine_join_plan *plan, struct join_item *it,
+                          const char *name)
+{
+    const char **names =
+        engine__plan_alloc(plan->stmt, (it->using_count + 1) * sizeof(*names));
+
+    if (names == NULL) {
+        return COMMON_ENOMEM;
+    }
+    if (it->using_count > 0) {
+        memcpy(names, it->using_names, it->using_count * sizeof(*names));
+    }
+    names[it->using_count++] = name;
+    it->using_names = names;
+    return 0;
+}
+
 /* One USING column of item k (k >= 1). */
 static int use_column(struct engine_join_plan *plan, size_t k, const char *name)
 {
@@ -391,6 +521,16 @@ static int use_column(struct engine_join_plan *plan, size_t k, const char *name)
     rc = using_term(plan, it, (size_t)left, (size_t)right);
     plan->scope->columns[right].qualified_only = true;
     plan->scope->columns[right].star_hidden = true;
+    /* A parenthesized join's inner columns of that name are the USING
+     * column too: lookupName() passes them over unqualified. */
+    for (size_t i = it->first; i < it->first + it->scope.column_count; i++) {
+        struct engine_scope_column *c = &plan->scope->columns[i];
+
+        if (c->nested_name != NULL && strcasecmp(c->nested_name, name) == 0) {
+            c->qualified_only = true;
+        }
+    }
+    rc = rc != 0 ? rc : using_name_add(plan, it, name);
     if (rc == 0 &&
         (it->ast->join == AST_JOIN_RIGHT || it->ast->join == AST_JOIN_FULL)) {
         rc = add_merged(plan, k, (size_t)left, (size_t)right);

@@ -124,6 +124,7 @@ int engine__scope_of_table(struct engine_stmt *stmt,
         column->has_collation = (ptrdiff_t)i != table->rowid_alias;
         column->not_null =
             table->columns[i].not_null || (ptrdiff_t)i == table->rowid_alias;
+        column->is_rowid_alias = (ptrdiff_t)i == table->rowid_alias;
     }
     scope->columns[n] = (struct engine_scope_column){.not_null = true};
     scope->column_count = n;
@@ -398,6 +399,10 @@ static int plan_subquery_source(struct select_plan *plan,
     size_t count;
     int rc;
 
+    if (item->select->nested) {
+        return engine__plan_nested_source(plan->stmt, item, &plan->scope,
+                                          &plan->op);
+    }
     /* select.c: a FROM subquery's ORDER BY does nothing when the outer
      * query sorts anyway and the subquery has no LIMIT, so SQLite drops it
      * (and with it the order ties would otherwise keep). */
@@ -456,10 +461,13 @@ static int plan_values_source(struct select_plan *plan)
 {
     const struct ast_select *select = plan->select;
     size_t count = select->value_row_count * select->value_column_count;
-    struct engine_expr **exprs =
-        engine__plan_alloc(plan->stmt, (count + 1) * sizeof(*exprs));
+    struct engine_expr **exprs;
     struct engine_compile ctx;
 
+    if (select->value_column_count > ENGINE_MAX_COLUMNS) {
+        return plan_error(plan, "too many columns in result set%s", "");
+    }
+    exprs = engine__plan_alloc(plan->stmt, (count + 1) * sizeof(*exprs));
     if (exprs == NULL) {
         return COMMON_ENOMEM;
     }
@@ -519,8 +527,10 @@ static int plan_source(struct select_plan *plan)
         plan->op = engine__op_values(plan->stmt, NULL, 1, 0);
         return plan->op == NULL ? COMMON_ENOMEM : 0;
     }
-    if (select->from_count > 1) {
-        /* The joins are made with the WHERE (compile_where). */
+    if (select->from_count > 1 ||
+        (select->from[0].select != NULL && select->from[0].select->nested)) {
+        /* The joins are made with the WHERE (compile_where); a
+         * parenthesized join alone is one too, for its columns' names. */
         return engine__join_begin(plan->stmt, select, &plan->scope,
                                   &plan->join);
     }
@@ -569,6 +579,25 @@ static int add_star(struct select_plan *plan, size_t *n)
     return 0;
 }
 
+/* The name of a rowid read of the FROM item whose columns are called
+ * table (NULL: the one table of an unjoined scope): its INTEGER PRIMARY
+ * KEY's name if it has one, as SQLite's generateColumnNames() names the
+ * column iColumn (the IPK's, which sqlite3ExprCodeGetColumn reads as the
+ * rowid), else "rowid". */
+static const char *rowid_name(const struct engine_scope *scope,
+                              const char *table)
+{
+    for (size_t c = 0; c < scope->column_count; c++) {
+        const struct engine_scope_column *column = &scope->columns[c];
+
+        if (column->is_rowid_alias &&
+            (table == NULL || column->table == table)) {
+            return column->name;
+        }
+    }
+    return "rowid";
+}
+
 /* The name SQLite gives an unaliased result column: a column reference is
  * named by the column's declared name, anything else by its text. */
 static const char *result_name(struct select_plan *plan,
@@ -579,7 +608,9 @@ static const char *result_name(struct select_plan *plan,
             &plan->scope, ast->u.column.table, ast->u.column.name);
 
         if (i >= 0 && plan->scope.columns[i].is_rowid) {
-            return "rowid";
+            return plan->scope.columns[i].untyped
+                       ? "rowid"
+                       : rowid_name(&plan->scope, plan->scope.columns[i].table);
         }
         return i >= 0              ? plan->scope.columns[i].name
                : ast->text != NULL ? ast->text
@@ -599,9 +630,11 @@ static const char *result_name(struct select_plan *plan,
         if (i >= 0) {
             return plan->scope.columns[i].name;
         }
-        /* SQLite names a rowid read (rowid, oid, _rowid_) "rowid". */
+        /* A rowid read (rowid, oid, _rowid_). */
         if (engine__table_is_rowid_name(ast->u.column.name)) {
-            return "rowid";
+            return plan->scope.null_rowid || plan->scope.rowid_column < 0
+                       ? "rowid"
+                       : rowid_name(&plan->scope, NULL);
         }
     }
     return ast->text != NULL ? ast->text : "?";
@@ -658,6 +691,11 @@ static int expand_results(struct select_plan *plan)
         if (rc != 0) {
             return rc;
         }
+    }
+    /* selectExpander's limit, which also keeps every row within the
+     * ENGINE_MAX_COLUMNS values operators copy a row into. */
+    if (n > ENGINE_MAX_COLUMNS) {
+        return plan_error(plan, "too many columns in result set%s", "");
     }
     plan->result_count = n;
     return 0;

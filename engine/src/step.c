@@ -147,6 +147,20 @@ static int start(struct engine_stmt *stmt)
     return engine__execute_ddl(stmt);
 }
 
+/* A rollback since the statement started destroyed a table it may be
+ * reading (one created, or altered, in the transaction): it stops, as
+ * SQLite's ROLLBACK of a schema change trips every cursor
+ * (sqlite3RollbackAll, sqlite3BtreeTripAllCursors) with
+ * SQLITE_ABORT_ROLLBACK. */
+static int abort_after_rollback(struct engine_stmt *stmt)
+{
+    engine__stmt_clear_results(stmt);
+    stmt->state = ENGINE__STMT_DONE;
+    stmt->last_rc = ENGINE_EABORT;
+    engine__graveyard_settle(stmt->db);
+    return engine__db_error(stmt->db, ENGINE_EABORT, "abort due to ROLLBACK");
+}
+
 int engine_step(struct engine_stmt *stmt)
 {
     int rc;
@@ -157,11 +171,17 @@ int engine_step(struct engine_stmt *stmt)
                                 "statement must be reset before it runs "
                                 "again");
     }
+    if (stmt->state == ENGINE__STMT_RUNNING &&
+        stmt->tables_rolled_back != stmt->db->tables_rolled_back) {
+        return abort_after_rollback(stmt);
+    }
     engine__arena_reset(&stmt->column_arena);
     stmt->exec.now_jd_ms = 0;
     if (stmt->state == ENGINE__STMT_READY) {
         engine__db_clear_error(stmt->db);
         stmt->state = ENGINE__STMT_RUNNING;
+        stmt->tables_rolled_back = stmt->db->tables_rolled_back;
+        engine__graveyard_settle(stmt->db);
         rc = start(stmt);
         if (!stmt->db->in_transaction && !stmt->db->replaying) {
             /* The statement was its own transaction, or ended one. */
@@ -171,6 +191,7 @@ int engine_step(struct engine_stmt *stmt)
         if (rc != 0) {
             stmt->state = ENGINE__STMT_DONE;
             stmt->last_rc = rc;
+            engine__graveyard_settle(stmt->db);
             return rc;
         }
     }
@@ -178,6 +199,7 @@ int engine_step(struct engine_stmt *stmt)
     if (rc != ENGINE_ROW) {
         stmt->state = ENGINE__STMT_DONE;
         stmt->last_rc = rc == ENGINE_DONE ? 0 : rc;
+        engine__graveyard_settle(stmt->db);
     }
     return rc;
 }
@@ -193,5 +215,6 @@ int engine_reset(struct engine_stmt *stmt)
     stmt->state = ENGINE__STMT_READY;
     stmt->last_rc = 0;
     engine__stmt_clear_results(stmt);
+    engine__graveyard_settle(stmt->db);
     return rc;
 }

@@ -157,6 +157,8 @@ static int stmt_new(struct engine_db *db, struct engine_stmt **out)
     }
     stmt->db = db;
     engine__arena_init(&stmt->plan_arena);
+    engine__arena_budget_init(&stmt->plan_budget, ENGINE__PLAN_SIZE_MAX);
+    engine__arena_share(&stmt->plan_arena, &stmt->plan_budget);
     engine__arena_init(&stmt->result_arena);
     engine__arena_init(&stmt->column_arena);
     stmt->next_open = db->open_statements;
@@ -239,11 +241,15 @@ int engine_prepare(struct engine_db *db, const char *sql, int size,
 void engine_finalize(struct engine_stmt *stmt)
 {
     struct engine_stmt **link;
+    struct engine_db *db;
+    bool running;
 
     if (stmt == NULL) {
         return;
     }
-    for (link = &stmt->db->open_statements; *link != NULL;
+    db = stmt->db;
+    running = stmt->state == ENGINE__STMT_RUNNING;
+    for (link = &db->open_statements; *link != NULL;
          link = &(*link)->next_open) {
         if (*link == stmt) {
             *link = stmt->next_open;
@@ -251,6 +257,9 @@ void engine_finalize(struct engine_stmt *stmt)
         }
     }
     stmt_free(stmt);
+    if (running) {
+        engine__graveyard_settle(db); /* the bytes it viewed may go */
+    }
 }
 
 const char *engine_sql(const struct engine_stmt *stmt)

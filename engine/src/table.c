@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "graveyard.h"
 #include "plan.h"
 #include "tokenize.h"
 
@@ -458,18 +459,26 @@ int engine__table_create(const char *sql, size_t sql_size,
     return 0;
 }
 
-static void free_store_bytes(struct engine_table *table, size_t slot)
+/* Frees the text and blob bytes of a slot's first count cells (buries
+ * them while another statement may view them: graveyard.h). */
+static void free_cells(struct engine_table *table, size_t slot, size_t count)
 {
-    for (size_t c = 0; c < table->column_count; c++) {
+    for (size_t c = 0; c < count; c++) {
         struct engine_column_store *store = &table->stores[c];
 
         if (store->kind == ENGINE_VECTOR_VALUES && !store->nulls[slot] &&
             (store->data.values[slot].type == ENGINE_TEXT ||
              store->data.values[slot].type == ENGINE_BLOB)) {
-            common_free((void *)store->data.values[slot].u.s.bytes);
+            engine__graveyard_bury(table->graveyard,
+                                   (void *)store->data.values[slot].u.s.bytes);
             store->data.values[slot].type = ENGINE_NULL;
         }
     }
+}
+
+static void free_store_bytes(struct engine_table *table, size_t slot)
+{
+    free_cells(table, slot, table->column_count);
 }
 
 void engine__table_destroy(struct engine_table *table)
@@ -606,15 +615,14 @@ static int store_make_values(struct engine_table *table, size_t column)
     return 0;
 }
 
-static int store_set(struct engine_table *table, size_t slot, size_t column,
+/* Puts v in a cell, leaving its null flag to store_set. */
+static int store_put(struct engine_table *table, size_t slot, size_t column,
                      struct engine_value v)
 {
     struct engine_column_store *store = &table->stores[column];
     bool empty = table->live_count == 0;
     int rc;
 
-    v.has_text = false; /* a record keeps the number only (OP_MakeRecord) */
-    store->nulls[slot] = v.type == ENGINE_NULL;
     if (empty && store->kind != ENGINE_VECTOR_VALUES) {
         /* An empty typed store takes the kind of its first value. */
         store->kind =
@@ -652,12 +660,30 @@ static int store_set(struct engine_table *table, size_t slot, size_t column,
     return 0;
 }
 
+/* The cell's null flag is set only once its value is in: a cell whose copy
+ * failed keeps its old contents whole. */
+static int store_set(struct engine_table *table, size_t slot, size_t column,
+                     struct engine_value v)
+{
+    int rc;
+
+    v.has_text = false; /* a record keeps the number only (OP_MakeRecord) */
+    rc = store_put(table, slot, column, v);
+    if (rc == 0) {
+        table->stores[column].nulls[slot] = v.type == ENGINE_NULL;
+    }
+    return rc;
+}
+
 static void forget_scan_order(struct engine_table *table)
 {
     common_free(table->scan_order);
     table->scan_order = NULL;
 }
 
+/* Writes a row into a slot that owns no bytes (a new or a deleted one).
+ * When memory runs out partway, the cells already written are freed and
+ * the rest were never touched: the slot owns no bytes again. */
 static int write_row(struct engine_table *table, size_t slot,
                      const struct engine_value *values)
 {
@@ -670,6 +696,7 @@ static int write_row(struct engine_table *table, size_t slot,
         }
         rc = store_set(table, slot, c, v);
         if (rc != 0) {
+            free_cells(table, slot, c);
             return rc;
         }
     }
@@ -713,7 +740,7 @@ static int rewrite_row(struct engine_table *table, size_t slot,
         written = rc == 0 ? c + 1 : written;
     }
     for (c = 0; c < written; c++) {
-        common_free(old[c]);
+        engine__graveyard_bury(table->graveyard, old[c]);
     }
     return rc;
 }
@@ -734,7 +761,6 @@ int engine__table_insert(struct engine_table *table, int64_t rowid,
     table->deleted[slot] = 0;
     rc = write_row(table, slot, values);
     if (rc != 0) {
-        free_store_bytes(table, slot);
         return rc;
     }
     table->slot_count++;
@@ -817,7 +843,6 @@ int engine__table_restore(struct engine_table *table, size_t slot,
     table->rowids[slot] = rowid;
     rc = write_row(table, slot, values);
     if (rc != 0) {
-        free_store_bytes(table, slot);
         return rc;
     }
     table->deleted[slot] = 0;
@@ -988,23 +1013,38 @@ static size_t order_bound(const struct engine_table *table, int64_t rowid,
     return low;
 }
 
-size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
-                               bool reverse)
+/* The scan position from which a forward scan yields the rows >= rowid
+ * (> rowid when !inclusive); a reverse one, those < rowid (<= rowid when
+ * !inclusive), counted from the end. */
+static size_t scan_bound(struct engine_table *table, int64_t rowid,
+                         bool reverse, bool inclusive)
 {
     size_t end, first;
 
     if (table->in_rowid_order) {
         end = table->slot_count;
-        /* reverse: past the last row <= rowid, counted from the end */
-        first = slots_bound(table, rowid, !reverse);
+        first = slots_bound(table, rowid, inclusive);
     } else {
         if (table->scan_order == NULL && build_scan_order(table) != 0) {
             return SIZE_MAX;
         }
         end = table->live_count;
-        first = order_bound(table, rowid, !reverse);
+        first = order_bound(table, rowid, inclusive);
     }
     return reverse ? end - first : first;
+}
+
+size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
+                               bool reverse)
+{
+    /* reverse: past the last row <= rowid, counted from the end */
+    return scan_bound(table, rowid, reverse, !reverse);
+}
+
+size_t engine__table_scan_resume(struct engine_table *table, int64_t rowid,
+                                 bool reverse)
+{
+    return scan_bound(table, rowid, reverse, reverse);
 }
 
 static int fill_column(const struct engine_table *table, const uint32_t *slots,

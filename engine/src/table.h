@@ -28,6 +28,8 @@
 #include "ast.h"
 #include "vector.h"
 
+struct engine_graveyard;
+
 struct engine_column_def {
     char *name;                      /* owned */
     char *type_name;                 /* declared type, owned; NULL if none */
@@ -190,6 +192,10 @@ struct engine_table {
     size_t zone_block_capacity;
     uint64_t zone_skips;  /* blocks scans found they could skip (tests) */
     uint64_t join_probes; /* lookups index joins made in it (tests) */
+    /* Where bytes the table lets go of go (the handle's, set when the
+     * table enters its catalog; NULL: freed at once): graveyard.h. */
+    struct engine_graveyard *graveyard;
+    uint64_t semi_builds; /* hashes decorrelated subqueries built (tests) */
 };
 
 /* Builds a table from the text of one CREATE TABLE statement (copied: the
@@ -304,6 +310,14 @@ bool engine__table_index_consistent(const struct engine_table *table,
  * order. SIZE_MAX when out of memory. */
 size_t engine__table_scan_seek(struct engine_table *table, int64_t rowid,
                                bool reverse);
+
+/* The scan position from which a scan yields the live rows after rowid
+ * (before it when reverse), in order: where a scan goes on once the table
+ * changed under it, its last row read being rowid (SQLite's cursor seeks
+ * its saved key again: btreeRestoreCursorPosition). SIZE_MAX when out of
+ * memory. */
+size_t engine__table_scan_resume(struct engine_table *table, int64_t rowid,
+                                 bool reverse);
 
 /* Zone maps (table_zone.c). */
 

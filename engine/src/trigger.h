@@ -5,12 +5,15 @@
  * running those programs for each changed row (trigger_exec.c).
  *
  * As in SQLite, a trigger is its CREATE TRIGGER text (sqlite_schema's sql);
- * each INSERT, UPDATE or DELETE that may fire it parses the text again and
- * plans its WHEN and steps as statements of their own, whose NEW.x and
- * OLD.x are parameters bound for each row (SQLite's TK_TRIGGER registers,
- * codeRowTrigger). recursive_triggers is off: a trigger does not fire
- * while its own program runs (OP_Program's check of the frame stack), so a
- * program planned inside it leaves it out.
+ * a top-level INSERT, UPDATE or DELETE that may fire it parses the text
+ * again and plans its WHEN and steps as statements of their own, whose
+ * NEW.x and OLD.x are parameters bound for each row (SQLite's TK_TRIGGER
+ * registers, codeRowTrigger). Each program is planned once per top-level
+ * statement and shared by every statement in it that fires the trigger
+ * (getRowTrigger's TriggerPrg list on the top-level Parse), so a chain of
+ * triggers costs its length, not a power of its width. recursive_triggers
+ * is off: a trigger does not fire while its own program runs (OP_Program's
+ * check of the frame stack), a check made when the program would run.
  */
 #ifndef SINEW_ENGINE_TRIGGER_H
 #define SINEW_ENGINE_TRIGGER_H
@@ -23,7 +26,11 @@
 struct engine_trigger_scope {
     const struct engine_table *table;
     enum ast_trigger_event event;
-    bool *new_used; /* per column: a program reads NEW.x (newmask) */
+    /* The firing statement's conflict mode: when not DEFAULT, it replaces
+     * the steps' own (codeTriggerProgram's eOrconf) */
+    enum ast_conflict orconf;
+    bool *new_used; /* per column: the program reads NEW.x (newmask) */
+    struct engine_trigger_cache *cache; /* of the top-level statement */
 };
 
 #define ENGINE__TRIGGER_OLD(table, column) ((int)(column) + 1)
@@ -33,18 +40,29 @@ struct engine_trigger_scope {
 /* The most trigger programs planned inside one another. */
 #define ENGINE__TRIGGER_MAX_DEPTH 64
 
-/* One trigger's program, planned into the statement that fires it. */
+/* One trigger's program for one table and conflict mode (TriggerPrg),
+ * planned into the top-level statement, run by each statement in it that
+ * fires the trigger. */
 struct engine_trigger_program {
     struct engine_trigger *trigger;
-    struct engine_stmt *when; /* SELECT of the WHEN; NULL if none */
+    struct engine_trigger_scope scope; /* table and orconf: the cache key */
+    struct engine_stmt *when;          /* SELECT of the WHEN; NULL if none */
     struct engine_stmt **steps;
     size_t step_count;
+    struct engine_trigger_program *next; /* the cache's list */
+};
+
+/* The programs planned for a top-level statement, which owns them (its
+ * plan arena; an operator of its own finalizes their statements). */
+struct engine_trigger_cache {
+    struct engine_stmt *root;
+    struct engine_trigger_program *programs; /* newest first */
 };
 
 /* The programs a statement may fire, newest trigger first (SQLite links a
  * new trigger at the head of its table's list, sqlite3FinishTrigger). */
 struct engine_trigger_plan {
-    struct engine_trigger_program *programs;
+    struct engine_trigger_program **programs; /* the cache's */
     size_t count;
     /* per column of the table: whether a program reads NEW.x; a view's
      * UPDATE leaves the other columns of NEW NULL (sqlite3Update's

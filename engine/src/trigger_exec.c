@@ -56,7 +56,7 @@ bool engine__trigger_has(const struct dml_run *run,
     const struct engine_trigger_plan *plan = plan_of(run);
 
     for (size_t p = 0; plan != NULL && p < plan->count; p++) {
-        if (plan->programs[p].trigger->timing == timing) {
+        if (plan->programs[p]->trigger->timing == timing) {
             return true;
         }
     }
@@ -107,18 +107,10 @@ static void bind(struct engine_stmt *stmt, const struct engine_value *params,
     }
 }
 
-/* The outer statement's OR clause overrides the steps' own (lang_
- * createtrigger.html: "the conflict handling policy of the outer
- * statement is used instead"). */
-static void override_conflict(struct dml_run *run, struct engine_stmt *step)
-{
-    if (step->dml != NULL && run->dml->conflict != AST_CONFLICT_DEFAULT) {
-        step->dml->conflict = run->dml->conflict;
-    }
-}
-
-static int run_program(struct dml_run *run,
-                       struct engine_trigger_program *program,
+/* Runs a program for one row. The outer statement's OR clause, which
+ * overrides the steps' own, was planned into them (the program's orconf,
+ * trigger_plan.c). */
+static int run_program(struct engine_trigger_program *program,
                        const struct engine_value *params, int count)
 {
     int rc = 0;
@@ -136,7 +128,6 @@ static int run_program(struct dml_run *run,
         }
     }
     for (size_t s = 0; rc == 0 && s < program->step_count; s++) {
-        override_conflict(run, program->steps[s]);
         rc = run_nested(program->steps[s], NULL);
     }
     return rc;
@@ -218,8 +209,14 @@ int engine__trigger_fire(struct dml_run *run, enum ast_trigger_timing timing,
     db->trigger_raise = AST_CONFLICT_DEFAULT;
     db->trigger_failed = AST_CONFLICT_DEFAULT;
     for (size_t p = 0; rc == 0 && p < plan->count; p++) {
-        if (plan->programs[p].trigger->timing == timing) {
-            rc = run_program(run, &plan->programs[p], params, count);
+        struct engine_trigger *trigger = plan->programs[p]->trigger;
+
+        /* recursive_triggers off: not inside its own program (OP_Program
+         * looks for the trigger in the frame stack). */
+        if (trigger->timing == timing && trigger->running == 0) {
+            trigger->running++;
+            rc = run_program(plan->programs[p], params, count);
+            trigger->running--;
         }
     }
     db->changes = changes;

@@ -5,19 +5,25 @@
  * sqlite3CodeRowTrigger, so a step on a missing table fails the prepare
  * of every statement that may fire it, even one that changes no row).
  *
- * A program is the trigger's text parsed again into the statement's plan
- * arena, its WHEN planned as "SELECT when" and each step as a statement of
- * its own (a nested statement: never in the handle's list, run by
- * trigger_exec.c, freed with the plan). NEW.x and OLD.x compile to
+ * A program is the trigger's text parsed again into the top-level
+ * statement's plan arena, its WHEN planned as "SELECT when" and each step
+ * as a statement of its own (a nested statement: never in the handle's
+ * list, run by trigger_exec.c, freed with the top-level plan, its plan
+ * arena counted against that plan's budget). NEW.x and OLD.x compile to
  * parameters with the column's collation, as SQLite's TK_TRIGGER references
- * have (an INTEGER PRIMARY KEY reads the rowid).
+ * have (an INTEGER PRIMARY KEY reads the rowid). A program is planned once
+ * per top-level statement for each (trigger, table, conflict mode), the
+ * key of SQLite's getRowTrigger, and shared by every statement in it that
+ * fires the trigger: planned at each site, a chain of triggers each firing
+ * the next from two steps took 2^n plans.
  *
  * Which triggers: those on the table for the statement's event, TEMP ones
  * on a main table first, then the table's own newest first, an UPDATE OF
  * trigger only when the UPDATE sets one of its columns
- * (checkColumnOverlap), and not a trigger whose own program is being
- * planned around this statement (recursive_triggers off). An upsert's DO
- * UPDATE has programs of its own: the UPDATE triggers its SET list fires.
+ * (checkColumnOverlap). A trigger whose own program is running does not
+ * fire (recursive_triggers off): trigger_exec.c leaves it out then, so
+ * the program is the same wherever it fires. An upsert's DO UPDATE has
+ * programs of its own: the UPDATE triggers its SET list fires.
  */
 #include <stdio.h>
 #include <string.h>
@@ -132,8 +138,6 @@ int engine__trigger_compile_raise(struct engine_compile *ctx,
 
 /* ---- programs ---- */
 
-static const struct engine_op_ops holder_ops;
-
 static void finalize(struct engine_stmt *nested)
 {
     if (nested == NULL) {
@@ -147,14 +151,14 @@ static void finalize(struct engine_stmt *nested)
     engine_finalize(nested);
 }
 
-/* Frees the programs with the plan that holds them. */
-static void holder_destroy(struct engine_op *op)
+/* Frees every program's statements with the top-level statement's plan:
+ * each is finalized once, however many statements fire it. */
+static void cache_destroy(struct engine_op *op)
 {
-    struct engine_trigger_plan *plan = op->state;
+    struct engine_trigger_cache *cache = op->state;
 
-    for (size_t p = 0; p < plan->count; p++) {
-        struct engine_trigger_program *program = &plan->programs[p];
-
+    for (struct engine_trigger_program *program = cache->programs;
+         program != NULL; program = program->next) {
         finalize(program->when);
         for (size_t s = 0; s < program->step_count; s++) {
             finalize(program->steps[s]);
@@ -163,16 +167,36 @@ static void holder_destroy(struct engine_op *op)
     engine__op_destroy_default(op);
 }
 
-static const struct engine_op_ops holder_ops = {
-    .destroy = holder_destroy,
+static const struct engine_op_ops cache_ops = {
+    .destroy = cache_destroy,
 };
 
-/* A nested statement for ast, planned against scope. */
-static int nested_plan(struct engine_stmt *outer, struct ast_stmt *ast,
+/* The cache of stmt's top-level statement: made with stmt when it is one
+ * (stmt->trigger NULL), its programs' scope otherwise. */
+static struct engine_trigger_cache *cache_of(struct engine_stmt *stmt)
+{
+    struct engine_op *holder;
+    struct engine_trigger_cache *cache;
+
+    if (stmt->trigger != NULL) {
+        return stmt->trigger->cache;
+    }
+    holder = engine__op_new(stmt, &cache_ops, NULL, sizeof(*cache), 0, false);
+    if (holder == NULL) {
+        return NULL;
+    }
+    cache = holder->state;
+    cache->root = stmt;
+    return cache;
+}
+
+/* A nested statement for ast, planned against scope; its plan arena
+ * counts against the top-level statement's budget. */
+static int nested_plan(struct engine_stmt *root, struct ast_stmt *ast,
                        const struct engine_trigger_scope *scope,
                        struct engine_stmt **out)
 {
-    struct engine_db *db = outer->db;
+    struct engine_db *db = root->db;
     struct engine_stmt *stmt = common_calloc(1, sizeof(*stmt));
     int count = 2 * ((int)scope->table->column_count + 1);
     int rc;
@@ -183,6 +207,7 @@ static int nested_plan(struct engine_stmt *outer, struct ast_stmt *ast,
     }
     stmt->db = db;
     engine__arena_init(&stmt->plan_arena);
+    engine__arena_share(&stmt->plan_arena, root->plan_arena.budget);
     engine__arena_init(&stmt->result_arena);
     engine__arena_init(&stmt->column_arena);
     stmt->ast = ast;
@@ -272,44 +297,105 @@ static int qualify_error(struct engine_db *db)
     return ENGINE_ESQL;
 }
 
-static int program_plan(struct engine_stmt *stmt,
-                        struct engine_trigger *trigger,
-                        const struct engine_trigger_scope *scope,
+/* Plans the trigger's WHEN and steps into the program, its statements
+ * nested in the top-level root. */
+static int program_plan(struct engine_stmt *root,
                         struct engine_trigger_program *program)
 {
+    struct engine_trigger *trigger = program->trigger;
+    const struct engine_trigger_scope *scope = &program->scope;
     struct ast_create_trigger *def;
     struct ast_stmt *when;
-    int rc = parse_trigger(stmt, trigger, &def);
+    bool main_only;
+    int rc = parse_trigger(root, trigger, &def);
 
     if (rc != 0) {
         return rc;
     }
-    program->trigger = trigger;
-    program->steps = engine__plan_alloc(stmt, (def->step_count + 1) *
+    program->steps = engine__plan_alloc(root, (def->step_count + 1) *
                                                   sizeof(*program->steps));
     if (program->steps == NULL) {
         return COMMON_ENOMEM;
     }
-    trigger->planning++;
-    stmt->db->trigger_depth++;
+    root->db->trigger_depth++;
+    main_only = root->db->trigger_main;
+    root->db->trigger_main = !trigger->temporary;
     if (def->when != NULL) {
-        when = when_select(stmt, def->when);
+        when = when_select(root, def->when);
         rc = when == NULL ? COMMON_ENOMEM
-                          : nested_plan(stmt, when, scope, &program->when);
+                          : nested_plan(root, when, scope, &program->when);
     }
     for (size_t s = 0; rc == 0 && s < def->step_count; s++) {
         def->steps[s]->parameter_names =
-            engine__plan_alloc(stmt, sizeof(char *));
+            engine__plan_alloc(root, sizeof(char *));
         rc = def->steps[s]->parameter_names == NULL
                  ? COMMON_ENOMEM
-                 : nested_plan(stmt, def->steps[s], scope, &program->steps[s]);
+                 : nested_plan(root, def->steps[s], scope, &program->steps[s]);
         program->step_count = s + 1;
     }
-    stmt->db->trigger_depth--;
-    trigger->planning--;
+    root->db->trigger_depth--;
+    root->db->trigger_main = main_only;
     /* A TEMP trigger's names are left as written. */
-    return rc == ENGINE_ESQL && !trigger->temporary ? qualify_error(stmt->db)
+    return rc == ENGINE_ESQL && !trigger->temporary ? qualify_error(root->db)
                                                     : rc;
+}
+
+/* Whether a program planned for table a serves table b: a table is one
+ * object of the catalog; a view (the only thing an INSTEAD OF trigger is
+ * on) is given a table of its own by each statement that writes it
+ * (dml_view.c), the same by name. */
+static bool same_table(const struct engine_trigger *trigger,
+                       const struct engine_table *a,
+                       const struct engine_table *b)
+{
+    return a == b || (trigger->timing == AST_TRIGGER_INSTEAD_OF &&
+                      a->column_count == b->column_count &&
+                      strcasecmp(a->name, b->name) == 0);
+}
+
+/* The program of trigger for table and orconf: the cache's, or planned
+ * now. SQLite's codeRowTrigger links a new TriggerPrg into the top-level
+ * Parse before it codes the steps, so a step that fires the trigger again
+ * (itself, or around a cycle of triggers) finds the program being made;
+ * OP_Program then keeps it from running inside itself. Whether an UPDATE
+ * OF trigger fires is decided by each firing statement (fires()), not
+ * kept with the program. */
+static int program_get(struct engine_trigger_cache *cache,
+                       struct engine_trigger *trigger,
+                       const struct engine_table *table,
+                       enum ast_conflict orconf,
+                       struct engine_trigger_program **out)
+{
+    struct engine_stmt *root = cache->root;
+    size_t columns = table->column_count + 1;
+    struct engine_trigger_program *program;
+
+    for (program = cache->programs; program != NULL; program = program->next) {
+        if (program->trigger == trigger && program->scope.orconf == orconf &&
+            same_table(trigger, program->scope.table, table)) {
+            *out = program;
+            return 0;
+        }
+    }
+    program = engine__plan_alloc(root, sizeof(*program));
+    if (program == NULL) {
+        return COMMON_ENOMEM;
+    }
+    memset(program, 0, sizeof(*program));
+    program->scope.new_used = engine__plan_alloc(root, columns * sizeof(bool));
+    if (program->scope.new_used == NULL) {
+        return COMMON_ENOMEM;
+    }
+    memset(program->scope.new_used, 0, columns * sizeof(bool));
+    program->trigger = trigger;
+    program->scope.table = table;
+    program->scope.event = trigger->event;
+    program->scope.orconf = orconf;
+    program->scope.cache = cache;
+    program->next = cache->programs;
+    cache->programs = program;
+    *out = program;
+    return program_plan(root, program);
 }
 
 /* checkColumnOverlap: an UPDATE OF trigger fires when the UPDATE sets one
@@ -349,17 +435,17 @@ struct firing {
     size_t assignment_count;
 };
 
-/* Whether trigger may fire for what (UPDATE OF needs its text); one whose
- * program is being planned around this statement does not, unless
- * nested counts too. */
+/* Whether trigger may fire for what (UPDATE OF needs its text). One
+ * whose program is running when what runs is left out then
+ * (trigger_exec.c), as SQLite's OP_Program does, not here: the program
+ * planned is the same wherever it fires. */
 static int fires(struct engine_stmt *stmt, const struct firing *what,
-                 struct engine_trigger *trigger, bool nested, bool *out)
+                 struct engine_trigger *trigger, bool *out)
 {
     struct ast_create_trigger *def;
     int rc;
 
-    *out = (nested || trigger->planning == 0) &&
-           trigger->event == what->event &&
+    *out = trigger->event == what->event &&
            strcasecmp(trigger->table, what->table->name) == 0;
     if (!*out || what->event != AST_TRIGGER_UPDATE) {
         return 0;
@@ -395,7 +481,7 @@ int engine__trigger_instead_of(struct engine_stmt *stmt,
      * whose own program writes the view makes it writable, and is only
      * kept from firing again (OP_Program's recursion check). */
     for (size_t i = 0; rc == 0 && !*out && i < db->trigger_count; i++) {
-        rc = fires(stmt, &what, db->triggers[i], true, out);
+        rc = fires(stmt, &what, db->triggers[i], out);
         *out = *out && db->triggers[i]->timing == AST_TRIGGER_INSTEAD_OF;
     }
     return rc;
@@ -442,45 +528,50 @@ static struct engine_trigger **firing_order(struct engine_stmt *stmt)
     return order;
 }
 
-/* Plans the programs of the triggers that fire for what into *out (NULL
- * when none). */
-static int plan_programs(struct engine_stmt *stmt, const struct firing *what,
+/* Plans the programs of the triggers that fire for what, with the
+ * firing statement's conflict mode orconf, into *out (NULL when none). */
+static int plan_programs(struct engine_stmt *stmt,
+                         struct engine_trigger_cache *cache,
+                         const struct firing *what, enum ast_conflict orconf,
                          struct engine_trigger_plan **out)
 {
     struct engine_db *db = stmt->db;
     size_t columns = what->table->column_count + 1;
     struct engine_trigger **order = firing_order(stmt);
     struct engine_trigger_plan *plan;
-    struct engine_trigger_scope *scope;
-    struct engine_op *holder;
+    bool *new_used;
     int rc = 0;
 
     *out = NULL;
-    holder = engine__op_new(stmt, &holder_ops, NULL, sizeof(*plan), 0, false);
-    scope = engine__plan_alloc(stmt, sizeof(*scope));
-    if (order == NULL || holder == NULL || scope == NULL) {
+    plan = engine__plan_alloc(stmt, sizeof(*plan));
+    new_used = engine__plan_alloc(stmt, columns * sizeof(bool));
+    if (order == NULL || cache == NULL || plan == NULL || new_used == NULL) {
         return COMMON_ENOMEM;
     }
-    plan = holder->state;
     plan->programs =
         engine__plan_alloc(stmt, db->trigger_count * sizeof(*plan->programs));
-    scope->new_used = engine__plan_alloc(stmt, columns * sizeof(bool));
-    if (plan->programs == NULL || scope->new_used == NULL) {
+    if (plan->programs == NULL) {
         return COMMON_ENOMEM;
     }
-    memset(scope->new_used, 0, columns * sizeof(bool));
-    scope->table = what->table;
-    scope->event = what->event;
-    plan->new_used = scope->new_used;
+    plan->count = 0;
     for (size_t i = 0; rc == 0 && i < db->trigger_count; i++) {
         bool fire = false;
 
-        rc = fires(stmt, what, order[i], false, &fire);
+        rc = fires(stmt, what, order[i], &fire);
         if (rc == 0 && fire) {
-            rc = program_plan(stmt, order[i], scope,
-                              &plan->programs[plan->count++]);
+            rc = program_get(cache, order[i], what->table, orconf,
+                             &plan->programs[plan->count++]);
         }
     }
+    /* The NEW.x any program reads (a program still being planned around
+     * this statement cannot run inside it: what it reads is moot here). */
+    memset(new_used, 0, columns * sizeof(bool));
+    for (size_t p = 0; rc == 0 && p < plan->count; p++) {
+        for (size_t c = 0; c < columns; c++) {
+            new_used[c] |= plan->programs[p]->scope.new_used[c];
+        }
+    }
+    plan->new_used = new_used;
     if (rc == 0 && plan->count > 0) {
         *out = plan;
     }
@@ -489,8 +580,9 @@ static int plan_programs(struct engine_stmt *stmt, const struct firing *what,
 
 /* The UPDATE triggers of each upsert's DO UPDATE: those its SET list
  * fires (sqlite3UpsertDoUpdate runs sqlite3Update with it). */
-static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
-                        bool *any)
+static int plan_upserts(struct engine_stmt *stmt,
+                        struct engine_trigger_cache *cache,
+                        struct engine_dml *dml, bool *any)
 {
     const struct ast_insert *insert = &stmt->ast->u.insert;
     struct firing what = {.table = dml->table, .event = AST_TRIGGER_UPDATE};
@@ -503,7 +595,8 @@ static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
         }
         what.assignments = insert->upserts[i].assignments;
         what.assignment_count = insert->upserts[i].assignment_count;
-        rc = plan_programs(stmt, &what, &dml->upserts[i].triggers);
+        rc = plan_programs(stmt, cache, &what, dml->conflict,
+                           &dml->upserts[i].triggers);
         *any |= dml->upserts[i].triggers != NULL;
     }
     return rc;
@@ -512,6 +605,7 @@ static int plan_upserts(struct engine_stmt *stmt, struct engine_dml *dml,
 int engine__trigger_plan(struct engine_stmt *stmt, struct engine_dml *dml)
 {
     struct engine_db *db = stmt->db;
+    struct engine_trigger_cache *cache;
     struct firing what;
     bool any = false;
     int rc = 0;
@@ -524,11 +618,22 @@ int engine__trigger_plan(struct engine_stmt *stmt, struct engine_dml *dml)
         return engine__db_error(db, ENGINE_ESQL,
                                 "too many levels of trigger recursion");
     }
+    /* A step's own OR clause gives way to the firing statement's
+     * (lang_createtrigger.html; codeTriggerProgram's eOrconf), which the
+     * programs this step fires inherit in turn. */
+    if (stmt->trigger != NULL &&
+        stmt->trigger->orconf != AST_CONFLICT_DEFAULT) {
+        dml->conflict = stmt->trigger->orconf;
+    }
+    cache = cache_of(stmt);
+    if (cache == NULL) {
+        return COMMON_ENOMEM;
+    }
     firing_of(stmt, dml, &what);
-    rc = plan_programs(stmt, &what, &dml->triggers);
+    rc = plan_programs(stmt, cache, &what, dml->conflict, &dml->triggers);
     any = dml->triggers != NULL;
     if (rc == 0 && dml->kind == AST_STMT_INSERT) {
-        rc = plan_upserts(stmt, dml, &any);
+        rc = plan_upserts(stmt, cache, dml, &any);
     }
     if (rc == 0 && dml->triggers != NULL) {
         /* SQLite reads every row before it changes one (no one-pass, the

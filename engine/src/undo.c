@@ -111,6 +111,7 @@ static void undo_one(struct engine_db *db, struct engine_undo *undo)
     case ENGINE_UNDO_CREATE_TABLE:
         engine__catalog_remove(db, undo->table);
         engine__table_destroy(undo->table);
+        db->tables_rolled_back++;
         break;
     case ENGINE_UNDO_DROP_TABLE:
         rc = engine__catalog_add(db, undo->table);
@@ -128,6 +129,7 @@ static void undo_one(struct engine_db *db, struct engine_undo *undo)
     case ENGINE_UNDO_ALTER_TABLE:
         engine__catalog_replace(db, undo->table, undo->replaced);
         engine__table_destroy(undo->table);
+        db->tables_rolled_back++;
         break;
     case ENGINE_UNDO_CREATE_VIEW:
         engine__view_remove(db, undo->view);

@@ -27,15 +27,32 @@
 #include "engine_int.h"
 #include "plan.h"
 
-struct engine_view *engine__view_find(const struct engine_db *db,
-                                      const char *name)
+static struct engine_view *find_in(const struct engine_db *db, const char *name,
+                                   bool temporary)
 {
     for (size_t i = 0; i < db->view_count; i++) {
-        if (strcasecmp(db->views[i]->name, name) == 0) {
+        if (db->views[i]->temporary == temporary &&
+            strcasecmp(db->views[i]->name, name) == 0) {
             return db->views[i];
         }
     }
     return NULL;
+}
+
+struct engine_view *engine__view_find_main(const struct engine_db *db,
+                                           const char *name)
+{
+    return find_in(db, name, false);
+}
+
+/* A bare name looks in the temp schema first (sqlite3LocateTable): a TEMP
+ * view hides a main one of its name. */
+struct engine_view *engine__view_find(const struct engine_db *db,
+                                      const char *name)
+{
+    struct engine_view *view = find_in(db, name, true);
+
+    return view != NULL ? view : find_in(db, name, false);
 }
 
 void engine__view_destroy(struct engine_view *view)
@@ -133,12 +150,14 @@ static char *schema_text(const char *sql, size_t name_offset)
 }
 
 /* SQLite's sqlite3StartTable() checks, in its order: a reserved name, an
- * existing table or view, an existing index. */
+ * existing table or view, an existing index; each in the new view's own
+ * schema (tables and indexes are all main). */
 static int check_name(struct engine_db *db, const struct ast_create_view *def,
                       bool *exists)
 {
     const char *name = def->name;
-    struct engine_table *table = engine__catalog_find(db, name);
+    struct engine_table *table =
+        def->temporary ? NULL : engine__catalog_find(db, name);
     bool system = engine__system_is_name(name) && !db->change_capture.system;
 
     *exists = false;
@@ -146,14 +165,14 @@ static int check_name(struct engine_db *db, const struct ast_create_view *def,
         return engine__db_error(
             db, ENGINE_ESQL, "object name reserved for internal use: %s", name);
     }
-    if (table != NULL || engine__view_find(db, name) != NULL) {
+    if (table != NULL || find_in(db, name, def->temporary) != NULL) {
         *exists = def->if_not_exists;
         return *exists
                    ? 0
                    : engine__db_error(db, ENGINE_ESQL, "%s %s already exists",
                                       table != NULL ? "table" : "view", name);
     }
-    for (size_t t = 0; t < db->table_count; t++) {
+    for (size_t t = 0; !def->temporary && t < db->table_count; t++) {
         for (size_t i = 0; i < db->tables[t]->index_count; i++) {
             if (strcasecmp(db->tables[t]->indexes[i].name, name) == 0) {
                 return engine__db_error(db, ENGINE_ESQL,
@@ -162,7 +181,25 @@ static int check_name(struct engine_db *db, const struct ast_create_view *def,
             }
         }
     }
-    return 0;
+    return engine__view_shadow_check(db, name, def->temporary);
+}
+
+/* SQLite lets a TEMP view take the name of a main table or view, and a
+ * bare name then finds the TEMP one; sinew's name lookups are not all
+ * schema-aware (a replicated DROP VIEW would find the TEMP view), so the
+ * pair is refused. */
+int engine__view_shadow_check(struct engine_db *db, const char *name,
+                              bool temporary)
+{
+    bool clash = temporary ? engine__catalog_find(db, name) != NULL ||
+                                 find_in(db, name, false) != NULL
+                           : find_in(db, name, true) != NULL;
+
+    return clash ? engine__db_error(db, ENGINE_ESQL,
+                                    "a TEMP view and a main table or view "
+                                    "both named %s are not supported yet",
+                                    name)
+                 : 0;
 }
 
 static int oom(struct engine_db *db)
@@ -252,6 +289,23 @@ bool engine__view_inside(const struct engine_db *db)
     return false;
 }
 
+/* The most views one query may read through one another: each level
+ * plans its body recursively, and a chain of thousands would exhaust the
+ * stack (SQLite has no limit and fails near 20,000); as deep as the
+ * parser lets one expression nest. */
+#define ENGINE__VIEW_DEPTH_MAX 1000
+
+/* How many views are being planned now, one inside another. */
+static int views_expanding(const struct engine_db *db)
+{
+    int depth = 0;
+
+    for (size_t i = 0; i < db->view_count; i++) {
+        depth += db->views[i]->expanding > 0;
+    }
+    return depth;
+}
+
 int engine__view_use(struct engine_stmt *stmt, const struct ast_from_item *item,
                      struct engine_view_use *use)
 {
@@ -263,12 +317,23 @@ int engine__view_use(struct engine_stmt *stmt, const struct ast_from_item *item,
 
     memset(use, 0, sizeof(*use));
     use->view = item->table != NULL ? engine__view_find(db, item->table) : NULL;
+    /* A main view or trigger reads only main objects (sqlite3FixSrcList
+     * qualifies its names "main."): a TEMP view is not there for it. */
+    if (use->view != NULL && use->view->temporary &&
+        (engine__view_inside(db) || db->trigger_main)) {
+        use->view = engine__view_find_main(db, item->table);
+    }
     if (use->view == NULL) {
         return 0;
     }
     if (use->view->expanding > 0) {
         return engine__db_error(
             db, ENGINE_ESQL, "view %s is circularly defined", use->view->name);
+    }
+    if (views_expanding(db) >= ENGINE__VIEW_DEPTH_MAX) {
+        return engine__db_error(db, ENGINE_ESQL,
+                                "views nested too deeply (maximum depth %d)",
+                                ENGINE__VIEW_DEPTH_MAX);
     }
     rc =
         engine__parse(&stmt->plan_arena, use->view->sql, strlen(use->view->sql),
@@ -338,8 +403,10 @@ int engine__view_apply_is_noop(struct engine_db *db, const char *sql,
     rc = engine__parse(&arena, sql, strlen(sql), &ast, &tail, errmsg,
                        sizeof(errmsg), &error_offset);
     if (rc == 0 && ast != NULL && ast->kind == AST_STMT_CREATE_VIEW) {
+        /* Replicated views are main ones: a TEMP view of the same name
+         * and text is another object. */
         const struct engine_view *view =
-            engine__view_find(db, ast->u.create_view.name);
+            engine__view_find_main(db, ast->u.create_view.name);
         char *text = view != NULL
                          ? schema_text(sql, ast->u.create_view.name_offset)
                          : NULL;
@@ -348,7 +415,7 @@ int engine__view_apply_is_noop(struct engine_db *db, const char *sql,
         *noop = text != NULL && strcmp(text, view->sql) == 0;
         common_free(text);
     } else if (rc == 0 && ast != NULL && ast->kind == AST_STMT_DROP_VIEW) {
-        *noop = engine__view_find(db, ast->u.drop.name) == NULL &&
+        *noop = engine__view_find_main(db, ast->u.drop.name) == NULL &&
                 engine__catalog_find(db, ast->u.drop.name) == NULL;
     }
     engine__arena_close(&arena);

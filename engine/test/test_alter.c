@@ -168,6 +168,16 @@ static void add_column_matches_sqlite(void **state)
         "CREATE TABLE e(x)",
         "ALTER TABLE e ADD y NOT NULL DEFAULT 1 CHECK (y > 5)",
         "ALTER TABLE e ADD z DEFAULT 0 CHECK (z > 5)",
+        /* The definition's text runs to the statement's end, comments in
+         * (sqlite3AlterFinishAddColumn): a "--" one leaves the new CREATE
+         * TABLE text incomplete. */
+        "ALTER TABLE e ADD COLUMN c1 -- comment",
+        "ALTER TABLE e ADD COLUMN c2 INT /* kept */",
+        "ALTER TABLE e ADD COLUMN c3 /* unterminated",
+        "ALTER TABLE e ADD COLUMN c4 -- a\n /* b */ ",
+        "ALTER TABLE e ADD COLUMN c5 -- a\n",
+        "ALTER TABLE e ADD c6;  -- after",
+        "ALTER TABLE e ADD c7 \t\n ;",
         NULL,
     };
 

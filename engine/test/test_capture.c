@@ -758,7 +758,7 @@ static void capture_apply_refuses_what_is_not_a_change(void **state)
     assert_int_equal(engine_apply(db, &two_statements, 1, 3), ENGINE_ESQL);
     assert_string_equal(engine_errmsg(db),
                         "a schema change must be one CREATE or DROP of a "
-                        "table, index or view");
+                        "table, index, view or trigger, or one ALTER TABLE");
     assert_int_equal(engine_apply(db, &dml, 1, 3), ENGINE_ESQL);
     assert_query(db, "SELECT * FROM t", "1|old\n");
     assert_int_equal(engine_apply(db, &system, 1, 3), ENGINE_ESQL);

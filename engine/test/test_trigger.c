@@ -157,6 +157,45 @@ static void references_match_sqlite(void **state)
     run_all(state, script);
 }
 
+/* A trigger's SELECT step, and its INSERT's SELECT, may have a WITH
+ * (parse.y's select); WITH before INSERT, UPDATE or DELETE is a syntax
+ * error there. RETURNING: "cannot use RETURNING in a trigger" on an
+ * INSERT (sqlite3AddReturning), a syntax error on UPDATE and DELETE. */
+static void with_and_returning_match_sqlite(void **state)
+{
+    static const char *const script[] = {
+        "CREATE TRIGGER w1 BEFORE DELETE ON u BEGIN WITH c AS (SELECT 1) "
+        "SELECT * FROM c; END",
+        "CREATE TRIGGER w2 BEFORE DELETE ON u BEGIN INSERT INTO log(what, x) "
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
+        "WHERE n < 3) SELECT 'w2', n * old.k FROM c; END",
+        "CREATE TRIGGER w3 AFTER DELETE ON u BEGIN WITH c(p) AS (SELECT old.w) "
+        "VALUES (1); INSERT INTO log(what, x) WITH c(p) AS (SELECT old.w) "
+        "SELECT 'w3', p FROM c; END",
+        "DELETE FROM u WHERE k < 3",
+        LOG,
+        "CREATE TRIGGER e1 BEFORE DELETE ON u BEGIN WITH c AS (SELECT 1) "
+        "INSERT INTO log(what) SELECT * FROM c; END",
+        "CREATE TRIGGER e2 BEFORE DELETE ON u BEGIN WITH c AS (SELECT 1) "
+        "DELETE FROM log; END",
+        "CREATE TRIGGER e3 BEFORE DELETE ON u BEGIN WITH c AS (SELECT 1) "
+        "UPDATE log SET x = 1; END",
+        "CREATE TRIGGER e4 BEFORE DELETE ON u BEGIN INSERT INTO log(what) "
+        "VALUES (1) RETURNING *; END",
+        "CREATE TRIGGER e5 BEFORE DELETE ON u BEGIN INSERT INTO log(what) "
+        "SELECT 1 ON CONFLICT DO NOTHING RETURNING what; END",
+        "CREATE TRIGGER e6 BEFORE DELETE ON u BEGIN UPDATE log SET x = 1 "
+        "RETURNING *; END",
+        "CREATE TRIGGER e7 BEFORE DELETE ON u BEGIN DELETE FROM log "
+        "RETURNING *; END",
+        "CREATE TRIGGER e8 BEFORE DELETE ON u BEGIN WITH c AS (SELECT 1) "
+        "SELECT * FROM c RETURNING *; END",
+        NULL,
+    };
+
+    run_all(state, script);
+}
+
 static void cascades_and_recursion_match_sqlite(void **state)
 {
     static const char *const script[] = {
@@ -685,6 +724,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(temp_triggers_match_sqlite, pair_setup,
                                         pair_teardown),
         cmocka_unit_test_setup_teardown(upsert_triggers_match_sqlite,
+                                        pair_setup, pair_teardown),
+        cmocka_unit_test_setup_teardown(with_and_returning_match_sqlite,
                                         pair_setup, pair_teardown),
         cmocka_unit_test(triggers_survive_reopen),
         cmocka_unit_test(temp_triggers_are_not_persisted),

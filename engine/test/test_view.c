@@ -306,6 +306,81 @@ static void expect_text(struct engine_db *db, const char *sql,
     assert_string_equal(text, expected);
 }
 
+/* "SELECT 1, 1, ..." of n columns, into a heap block the caller frees. */
+static char *wide_select(const char *prefix, size_t n, const char *suffix)
+{
+    size_t size = strlen(prefix) + 2 * n + strlen(suffix) + 1;
+    char *sql = test_malloc(size);
+    char *at = sql + strlen(prefix);
+
+    strcpy(sql, prefix);
+    for (size_t i = 0; i < n; i++) {
+        *at++ = i ? ',' : ' ';
+        *at++ = '1';
+    }
+    strcpy(at, suffix);
+    return sql;
+}
+
+/* A result row holds at most 2,000 columns (SQLite's SQLITE_MAX_COLUMN,
+ * ENGINE_MAX_COLUMNS): wider views, VALUES and "*" expansions fail as in
+ * SQLite instead of overrunning the rows operators copy (an INSTEAD OF
+ * trigger on a 4,000-column view, a recursive CTE of 2,100 columns). */
+static void width_limit_matches_sqlite(void **state)
+{
+    static char expected[PAIR_OUTCOME_SIZE];
+    static char got[PAIR_OUTCOME_SIZE];
+    struct pair *p = *state;
+    char *sqls[] = {
+        wide_select("SELECT", 2001, ""),
+        wide_select("VALUES (", 2001, ")"),
+        wide_select("CREATE VIEW wide AS SELECT", 2001, ""),
+        wide_select("SELECT count(*) FROM (SELECT", 2000, ")"),
+        wide_select("CREATE VIEW w2 AS SELECT", 1500, ""),
+        wide_select("SELECT count(*) FROM w2 AS x, w2 AS y", 0, ""),
+        wide_select("SELECT * FROM w2 AS x, w2 AS y", 0, ""),
+        wide_select("SELECT * FROM wide", 0, ""),
+    };
+
+    for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++) {
+        oracle_outcome(p->oracle, sqls[i], expected);
+        engine_outcome(p->db, sqls[i], got);
+        assert_string_equal(got, expected);
+    }
+    for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++) {
+        test_free(sqls[i]);
+    }
+}
+
+/* A chain of views is planned recursively: past 1,000 levels it is an
+ * error, not a stack overflow (SQLite has no such limit and overflows
+ * near 20,000). */
+static void view_nesting_is_bounded(void **state)
+{
+    struct engine_db *db = NULL;
+    char sql[128];
+
+    (void)state;
+    assert_int_equal(engine_open(":memory:", &db), 0);
+    assert_int_equal(engine_exec(db,
+                                 "CREATE TABLE t(a); INSERT INTO t "
+                                 "VALUES (7); CREATE VIEW v0 AS SELECT a "
+                                 "FROM t",
+                                 NULL, NULL),
+                     0);
+    for (int i = 1; i <= 1000; i++) {
+        snprintf(sql, sizeof(sql), "CREATE VIEW v%d AS SELECT a FROM v%d", i,
+                 i - 1);
+        assert_int_equal(engine_exec(db, sql, NULL, NULL), 0);
+    }
+    expect_text(db, "SELECT a FROM v999", "7");
+    assert_int_equal(engine_exec(db, "SELECT a FROM v1000", NULL, NULL),
+                     ENGINE_ESQL);
+    assert_string_equal(engine_errmsg(db),
+                        "views nested too deeply (maximum depth 1000)");
+    engine_close(db);
+}
+
 /* Views are in the WAL and, after a checkpoint (VACUUM), in the main
  * file's catalog; a reopen finds them either way, in creation order. */
 static void views_survive_reopen(void **state)
@@ -369,6 +444,85 @@ static void prepared_statements_follow_view_ddl(void **state)
     engine_close(db);
 }
 
+/* TEMP objects: a main view or trigger does not see a TEMP view
+ * (sqlite3FixSrcList's "main." names), a TEMP view and a main object of
+ * one name are refused (not supported yet: SQLite keeps them apart), and
+ * CREATE TEMP TABLE is refused. */
+static void temp_objects_match_sqlite(void **state)
+{
+    static const char *const script[] = {
+        "CREATE TEMP VIEW tv AS SELECT * FROM t WHERE a > 1",
+        "CREATE VIEW vm AS SELECT * FROM tv",
+        "SELECT * FROM vm",
+        "CREATE VIEW vm2 AS SELECT * FROM (SELECT 1), tv",
+        "SELECT * FROM vm2",
+        "CREATE TEMP VIEW tv2 AS SELECT * FROM vm",
+        "SELECT * FROM tv2",
+        "CREATE TEMP VIEW tv3 AS SELECT a FROM tv ORDER BY a",
+        "SELECT * FROM tv3",
+        "CREATE TABLE log(x)",
+        "CREATE TRIGGER tr AFTER INSERT ON log BEGIN "
+        "SELECT * FROM tv; END",
+        "INSERT INTO log VALUES (1)",
+        "CREATE TEMP TRIGGER ttr AFTER INSERT ON log BEGIN "
+        "INSERT INTO log SELECT a FROM tv WHERE a = 2; END",
+        "DROP TRIGGER tr",
+        "INSERT INTO log VALUES (1)",
+        "SELECT * FROM log",
+        "CREATE TEMP VIEW tv AS SELECT 2",
+        "CREATE TEMP VIEW IF NOT EXISTS tv AS SELECT 2",
+        "DROP VIEW tv3",
+        "DROP VIEW tv3",
+        NULL,
+    };
+
+    run_all(state, script);
+}
+
+/* What sinew refuses where SQLite would keep a TEMP view apart from a
+ * main object of its name: refused alike from either side. */
+static void temp_name_clashes_are_refused(void **state)
+{
+    static const struct {
+        const char *first;
+        const char *second;
+    } cases[] = {
+        {"CREATE TEMP VIEW w AS SELECT 1", "CREATE TABLE w(x)"},
+        {"CREATE TEMP VIEW w AS SELECT 1", "CREATE VIEW w AS SELECT 2"},
+        {"CREATE VIEW w AS SELECT 1", "CREATE TEMP VIEW w AS SELECT 2"},
+        {"CREATE TABLE w(x)", "CREATE TEMP VIEW w AS SELECT 2"},
+    };
+    struct pair *p = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(engine_exec(p->db, cases[i].first, NULL, NULL), 0);
+        assert_int_equal(engine_exec(p->db, cases[i].second, NULL, NULL),
+                         ENGINE_ESQL);
+        assert_string_equal(engine_errmsg(p->db),
+                            "a TEMP view and a main table or view both named "
+                            "w are not supported yet");
+        assert_int_equal(
+            engine_exec(p->db,
+                        strncmp(cases[i].first, "CREATE TABLE", 12) == 0
+                            ? "DROP TABLE w"
+                            : "DROP VIEW w",
+                        NULL, NULL),
+            0);
+    }
+    /* A TEMP view and an index may share a name (indexes are main). */
+    pair_same(p, "CREATE TEMP VIEW t_a2 AS SELECT 1");
+    pair_same(p, "CREATE INDEX t_a2 ON t(a)");
+    assert_int_equal(engine_exec(p->db, "CREATE TEMP TABLE tt(x)", NULL, NULL),
+                     ENGINE_ESQL);
+    assert_string_equal(engine_errmsg(p->db),
+                        "TEMP tables are not supported yet");
+    assert_int_equal(
+        engine_exec(p->db, "CREATE TEMPORARY TABLE tt AS SELECT 1", NULL, NULL),
+        ENGINE_ESQL);
+    assert_string_equal(engine_errmsg(p->db),
+                        "TEMP tables are not supported yet");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +538,13 @@ int main(void)
                                         pair_setup, pair_teardown),
         cmocka_unit_test_setup_teardown(transactions_match_sqlite, pair_setup,
                                         pair_teardown),
+        cmocka_unit_test_setup_teardown(width_limit_matches_sqlite, pair_setup,
+                                        pair_teardown),
+        cmocka_unit_test_setup_teardown(temp_objects_match_sqlite, pair_setup,
+                                        pair_teardown),
+        cmocka_unit_test_setup_teardown(temp_name_clashes_are_refused,
+                                        pair_setup, pair_teardown),
+        cmocka_unit_test(view_nesting_is_bounded),
         cmocka_unit_test(views_survive_reopen),
         cmocka_unit_test(prepared_statements_follow_view_ddl),
     };

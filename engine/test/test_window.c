@@ -315,6 +315,45 @@ static void queries_match_sqlite(void **state)
         "SELECT (SELECT max(v) OVER () FROM s WHERE s.v = t.a) FROM t",
         "DELETE FROM e WHERE rank() OVER () > 0",
         "UPDATE e SET v = row_number() OVER ()",
+        /* A window over no columns (op_window.c kept no room for rows). */
+        "SELECT row_number() OVER ()",
+        "SELECT 1 UNION ALL SELECT row_number() OVER ()",
+        "SELECT count(*) OVER (), rank() OVER () FROM (SELECT 1 UNION ALL "
+        "SELECT 2)",
+        NULL,
+    };
+
+    run_all(state, queries);
+}
+
+/* generateWithRecursiveQuery refuses window functions in the last
+ * recursive term only: the setup and other recursive terms may use them,
+ * and so may a subquery of the last term. */
+static void recursive_queries_match_sqlite(void **state)
+{
+    static const char *const queries[] = {
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT row_number() "
+        "OVER () FROM c) SELECT * FROM c LIMIT 3",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION SELECT sum(x) OVER () FROM c) "
+        "SELECT * FROM c LIMIT 3",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT max(x) OVER () "
+        "FROM c GROUP BY x) SELECT * FROM c LIMIT 3",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+        "WHERE x < 3 UNION ALL SELECT count(*) OVER () FROM c) SELECT * FROM "
+        "c LIMIT 5",
+        "WITH RECURSIVE c(x) AS (SELECT row_number() OVER () UNION ALL SELECT "
+        "x + 1 FROM c WHERE x < 3) SELECT * FROM c",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT row_number() OVER "
+        "() FROM c UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT * FROM c "
+        "LIMIT 5",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT (SELECT "
+        "row_number() OVER ()) FROM c) SELECT * FROM c LIMIT 3",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+        "WINDOW w AS () LIMIT 3) SELECT * FROM c",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT max(x) FROM c) "
+        "SELECT * FROM c",
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT nosuch OVER () "
+        "FROM c) SELECT * FROM c",
         NULL,
     };
 
@@ -387,6 +426,7 @@ int main(void)
         cmocka_unit_test(frames_match_sqlite),
         cmocka_unit_test(named_windows_match_sqlite),
         cmocka_unit_test(queries_match_sqlite),
+        cmocka_unit_test(recursive_queries_match_sqlite),
         cmocka_unit_test(errors_match_sqlite),
     };
 

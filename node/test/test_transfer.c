@@ -244,10 +244,10 @@ static const char *const source_schema =
     "CREATE INDEX t_any_ab ON t_any(a, b DESC);"
     "CREATE VIEW v_ipk AS SELECT id FROM t_ipk;"
     "CREATE TRIGGER tr_ipk AFTER INSERT ON t_ipk BEGIN SELECT 1; END;"
-    /* One the engine refuses (a parenthesized join with an alias): the
-     * copy names it and goes on. */
+    /* One the engine refuses (a schema qualifier): the copy names it and
+     * goes on. */
     "CREATE TRIGGER tr_odd AFTER DELETE ON t_ipk BEGIN "
-    "SELECT * FROM (t_ipk JOIN t_pk) AS z; END;"
+    "SELECT * FROM main.t_pk; END;"
     "PRAGMA user_version = 42;"
     "ANALYZE;";
 

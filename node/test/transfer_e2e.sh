@@ -58,7 +58,7 @@ INSERT INTO kv VALUES ('a', 1), ('b', 2), ('é', 3);
 CREATE INDEX t_name ON t(name);
 CREATE VIEW names AS SELECT name FROM t;
 CREATE TRIGGER odd AFTER DELETE ON t BEGIN
-  SELECT * FROM (t JOIN kv) AS z;
+  SELECT * FROM main.kv;
 END;"
 rows="SELECT rowid, id, name, quote(v), typeof(v) FROM t ORDER BY rowid;
 SELECT rowid, k, n FROM kv ORDER BY rowid;

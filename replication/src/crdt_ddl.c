@@ -430,6 +430,11 @@ int replication__crdt_ddl_merge(struct replication__crdt *crdt,
         *out = REPLICATION__DDL_SKIPPED;
         return rc;
     }
+    /* A statement of ours left on a row (they are reset when the
+     * transaction ends) reads the schema, and the engine, as SQLite,
+     * refuses to drop a table or index while one does ("database table
+     * is locked"). */
+    replication__crdt_stmts_close(crdt);
     rc = engine_apply_change(crdt->db, &change);
     if (rc == ENGINE_ESQL || rc == ENGINE_ECONSTRAINT) {
         log_outcome(crdt, cs, COMMON_LOG_WARN, "kept: it fails here",
