@@ -354,31 +354,27 @@ static int settle(struct dml_run *run, size_t mark, int rc)
     if (rc != 0 && run->failed == AST_CONFLICT_DEFAULT) {
         run->failed = runtime_error_mode(run);
     }
+    /* A statement whose changes are undone counts none: sqlite3VdbeHalt
+     * sets changes() to 0 on a statement rollback, and to the rows kept
+     * otherwise (OR FAIL keeps those before its error). */
     if (rc != 0 && run->failed == AST_CONFLICT_ROLLBACK) {
         engine__undo_rollback(db, 0);
         db->in_transaction = false;
+        db->changes = 0;
         return rc;
     }
     if (rc != 0 && run->failed != AST_CONFLICT_FAIL) {
         engine__undo_rollback(db, mark);
-        return rc;
-    }
-    if (db->in_transaction) {
-        if (rc == 0) {
-            db->changes = run->changes;
-            db->total_changes += run->changes;
-        }
+        db->changes = 0;
         return rc;
     }
     /* Autocommit: the rows an OR FAIL statement kept before its error are
      * committed too, and the statement still reports its error. */
-    if (engine__transaction_commit(db) != 0) {
+    if (!db->in_transaction && engine__transaction_commit(db) != 0) {
         return db->errcode;
     }
-    if (rc == 0) {
-        db->changes = run->changes;
-        db->total_changes += run->changes;
-    }
+    db->changes = run->changes;
+    db->total_changes += run->changes;
     return rc;
 }
 

@@ -803,3 +803,19 @@ SELECT (SELECT count(*) FROM t2 WHERE t1.a > 0) FROM t1;
 SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t2 WHERE abs(t1.a) AND b);
 INSERT INTO t2 VALUES (1);
 SELECT a, (SELECT count(*) FROM t2 WHERE t1.a > 0 AND b = 1) FROM t1 WHERE a > 0;
+
+-- case: a statement whose changes are undone reports none: changes() is 0
+-- after an ABORT or ROLLBACK failure, the rows kept after an OR FAIL one
+-- (sqlite3VdbeHalt)
+CREATE TABLE t(a CHECK (a > 0));
+INSERT INTO t VALUES (1);
+INSERT INTO t VALUES (2), (3), (0);
+SELECT changes(), total_changes();
+INSERT OR FAIL INTO t VALUES (4), (5), (0);
+SELECT changes(), total_changes();
+BEGIN;
+UPDATE t SET a = a - 2;
+SELECT changes(), total_changes();
+INSERT OR ROLLBACK INTO t VALUES (6), (0);
+SELECT changes(), total_changes();
+SELECT a FROM t ORDER BY a;
