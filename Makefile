@@ -29,6 +29,10 @@
 #                   CATCHUP_BENCH_ARGS to bench_catchup,
 #                   QUORUM_BENCH_ARGS to bench_quorum
 #   make bench-quorum  quorum mode's commit latency and throughput alone
+#   make bench-engine  the engine against C SQLite and DuckDB (npm ci of
+#                   bench/engine/duckdb's pinned lock into the bench tree;
+#                   without it the DuckDB column stays empty);
+#                   here BENCH_ARGS passes options to bench_engine
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -51,7 +55,7 @@ CATCHUP_BENCH_ARGS ?=
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build run setup test chaos sanitize tsan fuzz bench bench-quorum format clean
+.PHONY: all build run setup test chaos sanitize tsan fuzz bench bench-quorum bench-engine format clean
 
 all: build
 
@@ -150,6 +154,17 @@ bench-quorum:
 	cmake --build $(BENCH_DIR) --target bench_quorum -j $(JOBS)
 	$(BENCH_DIR)/bin/bench_quorum $(BENCH_DIR)/bin/quorum_member \
 		$(QUORUM_BENCH_ARGS)
+
+bench-engine:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
+	cmake --build $(BENCH_DIR) --target bench_engine -j $(JOBS)
+	mkdir -p $(BENCH_DIR)/duckdb
+	cp bench/engine/duckdb/package.json bench/engine/duckdb/package-lock.json \
+		$(BENCH_DIR)/duckdb/
+	(cd $(BENCH_DIR)/duckdb && npm ci --no-audit --no-fund --silent \
+		--prefer-offline) || echo "bench-engine: npm ci failed: no DuckDB"
+	$(BENCH_DIR)/bin/bench_engine $(BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix
