@@ -38,20 +38,6 @@ int engine__dml_init_row(struct engine_stmt *stmt, struct engine_dml *dml)
     return 0;
 }
 
-/* Copies v's bytes into arena. */
-int engine__dml_keep(struct engine_arena *arena, struct engine_value *v)
-{
-    if (v->type == ENGINE_TEXT || v->type == ENGINE_BLOB) {
-        void *bytes = engine__arena_memdup(arena, v->u.s.bytes, v->u.s.size);
-
-        if (bytes == NULL) {
-            return COMMON_ENOMEM;
-        }
-        v->u.s.bytes = bytes;
-    }
-    return 0;
-}
-
 /* Runs the source (INSERT) or match (UPDATE, DELETE) plan to the end,
  * keeping width values of each row in *rows (bytes in run->scratch). */
 int engine__dml_collect(struct dml_run *run, struct engine_op *op, size_t width,
@@ -100,7 +86,7 @@ int engine__dml_collect_row(struct dml_run *run,
         struct engine_value *v = &(*rows)[*count * width + c];
 
         *v = engine__vector_get(&batch->columns[first + c], row);
-        if (engine__dml_keep(&run->scratch, v) != 0) {
+        if (engine__value_keep(&run->scratch, v) != 0) {
             return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
         }
     }

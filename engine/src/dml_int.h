@@ -23,8 +23,6 @@ struct dml_run {
     int64_t changes;
 };
 
-int engine__dml_keep(struct engine_arena *arena, struct engine_value *v);
-
 /* Evaluates a row expression over the one-row batch as last loaded. */
 int engine__dml_eval(struct dml_run *run, struct engine_expr *expr,
                      struct engine_value *out);

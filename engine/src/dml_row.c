@@ -365,7 +365,7 @@ static int add_returning(struct dml_run *run)
             row[c] = engine__value_real((double)row[c].u.i);
         }
 
-        if (rc == 0 && engine__dml_keep(&stmt->result_arena, &row[c]) != 0) {
+        if (rc == 0 && engine__value_keep(&stmt->result_arena, &row[c]) != 0) {
             rc = engine__error(run->exec, COMMON_ENOMEM, "out of memory");
         }
         if (rc != 0) {
@@ -565,7 +565,7 @@ static int keep_old(struct dml_run *run, size_t slot, struct engine_value *old)
 
     for (size_t c = 0; c < table->column_count; c++) {
         old[c] = engine__table_get(table, slot, c);
-        if (engine__dml_keep(&run->row_arena, &old[c]) != 0) {
+        if (engine__value_keep(&run->row_arena, &old[c]) != 0) {
             return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
         }
     }
@@ -600,7 +600,7 @@ static int reload_after_before(struct dml_run *run, size_t slot,
         if ((ptrdiff_t)c != table->rowid_alias &&
             !is_assigned(assignments, count, c)) {
             values[c] = engine__table_get(table, slot, c);
-            if (engine__dml_keep(&run->row_arena, &values[c]) != 0) {
+            if (engine__value_keep(&run->row_arena, &values[c]) != 0) {
                 return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
             }
         }
@@ -701,7 +701,7 @@ static int load_slot(struct dml_run *run, size_t slot, bool keep)
 
     for (size_t c = 0; c < table->column_count; c++) {
         values[c] = engine__table_get(table, slot, c);
-        if (keep && engine__dml_keep(&run->row_arena, &values[c]) != 0) {
+        if (keep && engine__value_keep(&run->row_arena, &values[c]) != 0) {
             return engine__error(run->exec, COMMON_ENOMEM, "out of memory");
         }
     }

@@ -61,23 +61,6 @@ static int grow_rows(struct engine_semi *semi, size_t more)
     return 0;
 }
 
-/* v with its bytes copied into arena. */
-static int keep_value(struct engine_arena *arena, struct engine_value *v)
-{
-    void *copy;
-
-    if ((v->type != ENGINE_TEXT && v->type != ENGINE_BLOB) ||
-        v->u.s.size == 0) {
-        return 0;
-    }
-    copy = engine__arena_memdup(arena, v->u.s.bytes, v->u.s.size);
-    if (copy == NULL) {
-        return COMMON_ENOMEM;
-    }
-    v->u.s.bytes = copy;
-    return 0;
-}
-
 /* Keeps the live rows of one batch of the source whose keys can match
  * (a NULL key, as the comparison converts it, equals nothing). */
 static int keep_batch(struct engine_semi *semi, struct engine_exec *exec,
@@ -107,7 +90,7 @@ static int keep_batch(struct engine_semi *semi, struct engine_exec *exec,
                                        semi->keys[k].inner_arg, out[k],
                                        &semi->key_arena, &hash, &null);
             if (rc == 0 && !null) {
-                rc = keep_value(&semi->rows_arena, &out[k]);
+                rc = engine__value_keep(&semi->rows_arena, &out[k]);
             }
         }
         if (rc == 0 && !null) {

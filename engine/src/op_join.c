@@ -164,23 +164,6 @@ static int grow_rows(struct join_state *state, size_t more)
     return 0;
 }
 
-/* A copy of v whose bytes live in arena. */
-static int value_keep(struct engine_arena *arena, struct engine_value *v)
-{
-    void *copy;
-
-    if ((v->type != ENGINE_TEXT && v->type != ENGINE_BLOB) ||
-        v->u.s.size == 0) {
-        return 0;
-    }
-    copy = engine__arena_memdup(arena, v->u.s.bytes, v->u.s.size);
-    if (copy == NULL) {
-        return COMMON_ENOMEM;
-    }
-    v->u.s.bytes = copy;
-    return 0;
-}
-
 /* Appends the live rows of one right batch, with their key hashes. A
  * row keeps one more value after its columns: INTEGER 1 when its key can
  * match, NULL when the key has a NULL (it equals nothing). */
@@ -204,7 +187,7 @@ static int keep_batch(struct join_state *state, struct engine_exec *exec,
 
         for (size_t c = 0; rc == 0 && c < width; c++) {
             out[c] = engine__vector_get(&batch->columns[c], row);
-            rc = value_keep(&state->rows_arena, &out[c]);
+            rc = engine__value_keep(&state->rows_arena, &out[c]);
         }
         if (rc == 0 && state->spec.key_count > 0) {
             rc = key_hash(state, keys, row, 1, &state->key_arena,

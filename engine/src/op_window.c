@@ -63,23 +63,6 @@ static int window_open(struct engine_op *op, struct engine_exec *exec)
     return op->child->ops->open(op->child, exec);
 }
 
-/* A copy of v whose bytes live in the store. */
-static int keep_value(struct window_state *state, struct engine_value *v)
-{
-    void *copy;
-
-    if ((v->type != ENGINE_TEXT && v->type != ENGINE_BLOB) ||
-        v->u.s.size == 0) {
-        return 0;
-    }
-    copy = engine__arena_memdup(&state->store, v->u.s.bytes, v->u.s.size);
-    if (copy == NULL) {
-        return COMMON_ENOMEM;
-    }
-    v->u.s.bytes = copy;
-    return 0;
-}
-
 static int append_batch(struct window_state *state,
                         const struct engine_batch *in)
 {
@@ -104,7 +87,7 @@ static int append_batch(struct window_state *state,
 
         for (size_t c = 0; c < state->width; c++) {
             out[c] = engine__vector_get(&in->columns[c], row);
-            if (keep_value(state, &out[c]) != 0) {
+            if (engine__value_keep(&state->store, &out[c]) != 0) {
                 return COMMON_ENOMEM;
             }
         }

@@ -141,7 +141,7 @@ static int put_row(struct engine_arena *arena, struct engine_value *params,
     for (size_t c = 0; c < table->column_count; c++) {
         params[first + (int)c] =
             values != NULL ? values[c] : engine__value_null();
-        if (engine__dml_keep(arena, &params[first + (int)c]) != 0) {
+        if (engine__value_keep(arena, &params[first + (int)c]) != 0) {
             return COMMON_ENOMEM;
         }
     }

@@ -319,6 +319,21 @@ static void text_numeric_affinity(struct engine_value *v, bool try_int)
 /* applyAffinity (vdbe.c) as OP_MakeRecord uses it to store a value, plus
  * OP_MakeRecord's REAL column rule: an integer stored in a REAL column
  * reads back as REAL. */
+int engine__value_keep(struct engine_arena *arena, struct engine_value *v)
+{
+    void *bytes;
+
+    if (v->type != ENGINE_TEXT && v->type != ENGINE_BLOB) {
+        return 0;
+    }
+    bytes = engine__arena_memdup(arena, v->u.s.bytes, v->u.s.size);
+    if (bytes == NULL) {
+        return COMMON_ENOMEM;
+    }
+    v->u.s.bytes = bytes;
+    return 0;
+}
+
 int engine__value_apply_affinity(struct engine_value *v,
                                  enum engine_affinity affinity,
                                  struct engine_arena *arena)

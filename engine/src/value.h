@@ -149,6 +149,10 @@ double engine__value_to_real(const struct engine_value *v);
 int engine__value_to_text(const struct engine_value *v,
                           struct engine_arena *arena, struct engine_value *out);
 
+/* Makes v own its text or blob bytes: copies them into arena, so v
+ * outlives the batch or row it was read from. 0, or COMMON_ENOMEM. */
+int engine__value_keep(struct engine_arena *arena, struct engine_value *v);
+
 /* ---- affinity and CAST ---- */
 
 /* Applies a column's affinity to a value being stored (datatype3 §3):
