@@ -3,7 +3,9 @@
  * arm_sinew.c: the benchmark's sinew arm, through the public API
  * (engine/include/engine.h) on a database file: prepared statements bound,
  * stepped to the end with every value read, and reset, as an application
- * would run them.
+ * would run them. The bench opens it twice, on two files with the same
+ * rows: once as it ships (JIT on) and once with PRAGMA jit = off, so the
+ * JIT's gain is measured in the same run.
  */
 #include <stdio.h>
 
@@ -121,16 +123,15 @@ static const struct bench_arm_ops sinew_ops = {
     .close = sinew_close,
 };
 
-/* reopen: the file was loaded and VACUUMed before; open it as it is. */
-int bench_sinew_open(struct bench_arm *arm, const char *path, bool reopen)
+int bench_sinew_open(struct bench_arm *arm, const char *path, bool jit)
 {
     struct engine_db *db = NULL;
     int rc;
 
-    (void)reopen;
-    arm->name = "sinew";
+    arm->name = jit ? "sinew (JIT on)" : "sinew (JIT off)";
     arm->ops = &sinew_ops;
-    snprintf(arm->version, sizeof arm->version, "interpreter (no JIT yet)");
+    snprintf(arm->version, sizeof arm->version, "%s",
+             jit ? "JIT on" : "JIT off");
     rc = engine_open(path, &db);
     if (rc != 0) {
         snprintf(arm->error, sizeof arm->error, "engine_open %s: %s", path,
@@ -138,5 +139,37 @@ int bench_sinew_open(struct bench_arm *arm, const char *path, bool reopen)
         return -1;
     }
     arm->handle = db;
+    if (!jit && sinew_exec(arm, "PRAGMA jit = off") != 0) {
+        sinew_close(arm);
+        return -1;
+    }
     return 0;
+}
+
+const char *bench_sinew_jit_served(void *stmt)
+{
+    switch (engine_stmt_jit_use(stmt)) {
+    case ENGINE_JIT_COMPILED:
+        return "compiled";
+    case ENGINE_JIT_ROW_COUNT:
+        return "row count";
+    default:
+        return "no";
+    }
+}
+
+void bench_sinew_jit_stats(const struct bench_arm *arm, char *out, size_t size)
+{
+    struct engine_jit_stats stats;
+
+    engine_jit_stats(arm->handle, &stats);
+    snprintf(out, size,
+             "%s handle, whole run: %llu kernel%s compiled in %.3f ms in "
+             "all, %llu execution%s answered by the JIT, %llu left to the "
+             "interpreter.",
+             arm->name, (unsigned long long)stats.compiles,
+             stats.compiles == 1 ? "" : "s", (double)stats.compile_ns / 1e6,
+             (unsigned long long)stats.runs_compiled,
+             stats.runs_compiled == 1 ? "" : "s",
+             (unsigned long long)stats.runs_interpreted);
 }

@@ -8,21 +8,27 @@
  *   1. load   every arm fills t and b from the same seeded generator, in
  *             files under --dir; sinew is VACUUMed and reopened so it reads
  *             its main file, SQLite checkpointed, DuckDB checkpointed.
+ *             sinew runs as two arms, each on its own file (the timed
+ *             writes insert the same ids): JIT on, and JIT off (PRAGMA
+ *             jit = off), the interpreter alone.
  *   2. check  every shape runs on several bind values (3 s budget / (5 x
  *             one SQLite run), clamped to 5..40, musql's rule) in every
  *             arm; results are rendered with type tags and must equal C
  *             SQLite's. Writes run inside BEGIN ... ROLLBACK: rows changed
  *             per statement, then a checksum of t, must equal SQLite's.
  *             Any mismatch prints both sides and fails the run (exit 1).
+ *             After the JIT-on arm's last check run of a shape,
+ *             engine_stmt_jit_use() says whether the JIT served it.
  *   3. time   reads: one warm-up run, then iterations = --budget-ms /
  *             warm-up time (floor 40, ceiling 200,000; 3 when one run
  *             takes 200 ms or more); single-row writes likewise, capped at
  *             250, autocommit; bulk writes 5 rounds each. Every run is
  *             timed alone (CLOCK_MONOTONIC); the table shows medians.
  *
- * Outputs: the markdown table on stdout and, in --out, engine-<rows>.md,
- * .csv (raw numbers) and .svg (ratios, log scale). bench/README.md
- * ("Engine") documents options and method.
+ * Outputs: the markdown table (with the JIT-on handle's JIT counters under
+ * it) on stdout and, in --out, engine-<rows>.md, .csv (raw numbers) and
+ * .svg (ratios, log scale). bench/README.md ("Engine") documents options
+ * and method.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -215,7 +221,7 @@ static int load_arm(struct bench_run *run, int arm_index, const char *sync)
     if (rc == 0 && arm_index == ARM_SQLITE) {
         rc = arm->ops->exec(arm, "PRAGMA wal_checkpoint(TRUNCATE)");
     }
-    if (rc == 0 && arm_index == ARM_SINEW) {
+    if (rc == 0 && (arm_index == ARM_SINEW || arm_index == ARM_SINEW_INTERP)) {
         rc = arm->ops->exec(arm, "VACUUM");
     }
     if (rc == 0 && arm_index != ARM_DUCKDB) {
@@ -232,14 +238,39 @@ static int load_arm(struct bench_run *run, int arm_index, const char *sync)
     return 0;
 }
 
-/* Opens and loads every arm; sinew is closed after its VACUUM and opened
+/* Loads one sinew arm's file, closes it after its VACUUM and opens it
  * again, so it starts from its main file as a restarted node would. */
+static int open_sinew(struct bench_run *run, int index, const char *path,
+                      const char *sync)
+{
+    struct bench_arm *arm = &run->arms[index];
+    bool jit = index == ARM_SINEW;
+    char sql[64];
+
+    if (bench_sinew_open(arm, path, jit) != 0 ||
+        load_arm(run, index, sync) != 0) {
+        goto fail;
+    }
+    arm->ops->close(arm);
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", sync);
+    if (bench_sinew_open(arm, path, jit) != 0 ||
+        arm->ops->exec(arm, sql) != 0) {
+        goto fail;
+    }
+    run->present[index] = true;
+    return 0;
+fail:
+    fprintf(stderr, "bench_engine: %s: %s\n", arm->name, arm->error);
+    return -1;
+}
+
+/* Opens and loads every arm, each on its own file. */
 static int open_arms(struct bench_run *run, const struct options *options,
                      char *versions, size_t size)
 {
     char path[BENCH_ARMS][4096];
-    static const char *const names[BENCH_ARMS] = {"sinew", "sqlite", "duckdb"};
-    char sql[64];
+    static const char *const names[BENCH_ARMS] = {"sinew", "sqlite", "duckdb",
+                                                  "sinew-nojit"};
     int arm, rc;
 
     for (arm = 0; arm < BENCH_ARMS; arm++) {
@@ -247,17 +278,11 @@ static int open_arms(struct bench_run *run, const struct options *options,
                  (long long)run->n, names[arm]);
         remove_files(path[arm]);
     }
-    if (bench_sinew_open(&run->arms[ARM_SINEW], path[ARM_SINEW], false) != 0 ||
-        load_arm(run, ARM_SINEW, options->sync) != 0) {
-        goto fail_sinew;
+    if (open_sinew(run, ARM_SINEW, path[ARM_SINEW], options->sync) != 0 ||
+        open_sinew(run, ARM_SINEW_INTERP, path[ARM_SINEW_INTERP],
+                   options->sync) != 0) {
+        return -1;
     }
-    run->arms[ARM_SINEW].ops->close(&run->arms[ARM_SINEW]);
-    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", options->sync);
-    if (bench_sinew_open(&run->arms[ARM_SINEW], path[ARM_SINEW], true) != 0 ||
-        run->arms[ARM_SINEW].ops->exec(&run->arms[ARM_SINEW], sql) != 0) {
-        goto fail_sinew;
-    }
-    run->present[ARM_SINEW] = true;
     if (bench_sqlite_open(&run->arms[ARM_SQLITE], path[ARM_SQLITE],
                           options->cache_mib) != 0 ||
         load_arm(run, ARM_SQLITE, options->sync) != 0) {
@@ -279,25 +304,24 @@ static int open_arms(struct bench_run *run, const struct options *options,
     run->present[ARM_DUCKDB] = rc == 0;
     if (rc == 0) {
         snprintf(versions, size,
-                 "sinew %s; C SQLite %s (WAL, cache %d MiB); DuckDB %s "
+                 "sinew with its JIT on and off (PRAGMA jit = off), a handle "
+                 "and file each; C SQLite %s (WAL, cache %d MiB); DuckDB %s "
                  "(1 thread); synchronous=%s; files on %s",
-                 run->arms[ARM_SINEW].version, run->arms[ARM_SQLITE].version,
-                 options->cache_mib, run->arms[ARM_DUCKDB].version,
-                 options->sync, file_system(options->dir));
+                 run->arms[ARM_SQLITE].version, options->cache_mib,
+                 run->arms[ARM_DUCKDB].version, options->sync,
+                 file_system(options->dir));
     } else {
         printf("DuckDB absent (%s): its column stays empty; install it with "
                "`make bench-engine` or pass --duckdb\n",
                run->arms[ARM_DUCKDB].error);
         snprintf(versions, size,
-                 "sinew %s; C SQLite %s (WAL, cache %d MiB); DuckDB absent; "
-                 "synchronous=%s; files on %s",
-                 run->arms[ARM_SINEW].version, run->arms[ARM_SQLITE].version,
-                 options->cache_mib, options->sync, file_system(options->dir));
+                 "sinew with its JIT on and off (PRAGMA jit = off), a handle "
+                 "and file each; C SQLite %s (WAL, cache %d MiB); DuckDB "
+                 "absent; synchronous=%s; files on %s",
+                 run->arms[ARM_SQLITE].version, options->cache_mib,
+                 options->sync, file_system(options->dir));
     }
     return 0;
-fail_sinew:
-    fprintf(stderr, "bench_engine: sinew: %s\n", run->arms[ARM_SINEW].error);
-    return -1;
 }
 
 static void close_arms(struct bench_run *run)
@@ -316,8 +340,11 @@ static int prepare_shape(struct bench_run *run, const struct bench_shape *shape,
 {
     int arm;
 
+    /* All cleared first: on a failure the caller finalizes what is set. */
     for (arm = 0; arm < BENCH_ARMS; arm++) {
         stmts[arm] = NULL;
+    }
+    for (arm = 0; arm < BENCH_ARMS; arm++) {
         if (!run->present[arm]) {
             continue;
         }
@@ -342,38 +369,57 @@ static void finalize_shape(struct bench_run *run, void *stmts[BENCH_ARMS])
     }
 }
 
+/* Checks one shape in every arm and notes whether the JIT served the
+ * JIT-on arm's last check run; a shape marked jit_expected that it did
+ * not serve gets a warning (the JIT's reach, not a wrong answer). */
+static int check_shape(struct bench_run *run, int index,
+                       struct bench_result *result)
+{
+    const struct bench_shape *shape = &bench_shapes[index];
+    void *stmts[BENCH_ARMS];
+    int rc;
+
+    memset(result, 0, sizeof *result);
+    result->shape = shape;
+    rc = prepare_shape(run, shape, stmts);
+    if (rc == 0) {
+        rc = bench_check_shape(run, shape, stmts, index);
+    }
+    if (rc == 0) {
+        result->jit_served = bench_sinew_jit_served(stmts[ARM_SINEW]);
+        if (shape->jit_expected && strcmp(result->jit_served, "no") == 0) {
+            fprintf(stderr,
+                    "bench_engine: warning: #%s %s is expected to run "
+                    "through the JIT, but the JIT did not serve it\n",
+                    shape->id, shape->name);
+        }
+    }
+    finalize_shape(run, stmts);
+    return rc;
+}
+
 /* Check every selected shape, then time them in order: reads, single-row
  * writes, bulk writes (the writes change the tables, so they come last). */
 static int measure(struct bench_run *run, const struct options *options,
                    struct bench_result *results, size_t *count)
 {
     void *stmts[BENCH_ARMS];
-    size_t i;
+    size_t i, timed;
     int arm, rc = 0;
 
     *count = 0;
     for (i = 0; i < bench_shape_count && rc == 0; i++) {
-        if (!selected(options, &bench_shapes[i])) {
-            continue;
+        if (selected(options, &bench_shapes[i])) {
+            rc = check_shape(run, (int)i, &results[(*count)++]);
         }
-        rc = prepare_shape(run, &bench_shapes[i], stmts);
-        if (rc == 0) {
-            rc = bench_check_shape(run, &bench_shapes[i], stmts, (int)i);
-        }
-        finalize_shape(run, stmts);
     }
     if (rc != 0) {
         return rc;
     }
-    for (i = 0; i < bench_shape_count; i++) {
-        struct bench_result *result = &results[*count];
+    for (timed = 0; timed < *count; timed++) {
+        struct bench_result *result = &results[timed];
 
-        if (!selected(options, &bench_shapes[i])) {
-            continue;
-        }
-        memset(result, 0, sizeof *result);
-        result->shape = &bench_shapes[i];
-        result->jit_served = "no (no JIT yet)";
+        i = (size_t)(result->shape - bench_shapes);
         if (prepare_shape(run, result->shape, stmts) != 0) {
             return -1;
         }
@@ -392,7 +438,6 @@ static int measure(struct bench_run *run, const struct options *options,
         }
         finalize_shape(run, stmts);
         fprintf(stderr, "timed #%s\n", result->shape->id);
-        (*count)++;
     }
     return 0;
 }
@@ -439,7 +484,7 @@ static int one_count(const struct options *options, int64_t n,
                             .check_budget_ns = options->check_budget_ns};
     struct bench_result results[64];
     struct bench_report report = {.rows = n, .machine = machine};
-    char versions[512];
+    char versions[512], jit_stats[256] = "";
     double t0 = bench_now_ns();
     size_t count = 0;
     int rc;
@@ -454,6 +499,10 @@ static int one_count(const struct options *options, int64_t n,
     if (rc == 0) {
         rc = measure(&run, options, results, &count);
     }
+    if (rc == 0) {
+        bench_sinew_jit_stats(&run.arms[ARM_SINEW], jit_stats,
+                              sizeof jit_stats);
+    }
     close_arms(&run);
     if (rc != 0) {
         return rc;
@@ -461,6 +510,7 @@ static int one_count(const struct options *options, int64_t n,
     report.versions = versions;
     report.results = results;
     report.count = count;
+    report.jit_stats = jit_stats;
     report.wall_s = (bench_now_ns() - t0) / 1e9;
     printf("\n");
     bench_write_markdown(&report, stdout);

@@ -2,8 +2,9 @@
  *
  * bench_engine.h: what the files of the engine benchmark (bench/engine)
  * share: the seeded generator, the shapes (musql's suite, reference
- * musql.md section 6), the arms (sinew, C SQLite, DuckDB) behind one set of
- * operations, and the report writers. bench_engine.c runs them.
+ * musql.md section 6), the arms (sinew with its JIT on and off, C SQLite,
+ * DuckDB) behind one set of operations, and the report writers.
+ * bench_engine.c runs them.
  */
 #ifndef SINEW_BENCH_ENGINE_H
 #define SINEW_BENCH_ENGINE_H
@@ -121,7 +122,14 @@ struct bench_arm {
     char error[512];
 };
 
-int bench_sinew_open(struct bench_arm *arm, const char *path, bool reopen);
+/* jit false: the handle runs PRAGMA jit = off, so every statement runs in
+ * the interpreter. */
+int bench_sinew_open(struct bench_arm *arm, const char *path, bool jit);
+/* How a sinew statement's last execution used the JIT: "compiled", "row
+ * count" or "no". */
+const char *bench_sinew_jit_served(void *stmt);
+/* The handle's JIT counters as one markdown line. */
+void bench_sinew_jit_stats(const struct bench_arm *arm, char *out, size_t size);
 int bench_sqlite_open(struct bench_arm *arm, const char *path, int cache_mib);
 /* 1 when the library is absent or unusable (arm->error says why), 0 when
  * open, negative on failure after it was found. */
@@ -135,10 +143,11 @@ int bench_load_generic(struct bench_arm *arm, int64_t n);
 
 /* ---- results and reports (report.c) ---- */
 
-#define BENCH_ARMS 3 /* sinew, SQLite, DuckDB */
+#define BENCH_ARMS 4 /* sinew (JIT on), SQLite, DuckDB, sinew (JIT off) */
 #define ARM_SINEW 0
 #define ARM_SQLITE 1
 #define ARM_DUCKDB 2
+#define ARM_SINEW_INTERP 3
 
 struct bench_timing {
     bool measured;
@@ -160,6 +169,7 @@ struct bench_report {
     const struct bench_result *results;
     size_t count;
     double wall_s;
+    const char *jit_stats; /* a markdown line under the table */
 };
 
 /* ---- check and timing (measure.c) ---- */

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
  * report.c: the engine benchmark's outputs: a markdown table per row count
- * (times and the ratios sinew / SQLite and sinew / DuckDB: below 1, sinew
- * is faster), a CSV file of the raw numbers, and an SVG chart of the
- * ratios on a log scale, drawn here so no plotting tool is needed.
+ * (sinew's times with its JIT on and off, the peers' times, the ratios
+ * sinew with JIT / SQLite and / DuckDB: below 1, sinew is faster, and the
+ * JIT's speedup over the interpreter), a CSV file of the raw numbers, and
+ * an SVG chart of the ratios on a log scale, drawn here so no plotting
+ * tool is needed.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bench_engine.h"
-
-#define ARM_SINEW 0
-#define ARM_SQLITE 1
-#define ARM_DUCKDB 2
 
 /* Three significant digits without a trailing point: 283 µs, 4.00 ms. */
 static void format_scaled(double value, const char *unit, char *out,
@@ -66,6 +64,23 @@ static void format_ratio(const struct bench_timing *sinew,
     }
 }
 
+/* The interpreter's time over the JIT's: the JIT's speedup, "12.5×"
+ * (below 1, the JIT-on arm was slower). */
+static void format_speedup(const struct bench_timing *jit,
+                           const struct bench_timing *interpreter, char *out,
+                           size_t size)
+{
+    double speedup;
+
+    if (!jit->measured || !interpreter->measured || jit->median_ns <= 0) {
+        snprintf(out, size, "—");
+        return;
+    }
+    speedup = interpreter->median_ns / jit->median_ns;
+    /* %.3g would write 26,900 as 2.69e+04. */
+    snprintf(out, size, speedup >= 1000 ? "%.0f×" : "%.3g×", speedup);
+}
+
 int bench_write_markdown(const struct bench_report *report, FILE *to)
 {
     size_t i;
@@ -73,12 +88,14 @@ int bench_write_markdown(const struct bench_report *report, FILE *to)
     fprintf(to, "### %lld rows\n\n", (long long)report->rows);
     fprintf(to, "Machine: %s. %s. Wall time of the run: %.0f s.\n\n",
             report->machine, report->versions, report->wall_s);
-    fprintf(to, "| # | shape | sinew | SQLite | DuckDB | sinew/SQLite "
-                "| sinew/DuckDB | JIT served |\n");
-    fprintf(to, "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    fprintf(to, "| # | shape | sinew JIT | sinew interpreter | SQLite | DuckDB "
+                "| JIT/SQLite | JIT/DuckDB | interpreter/JIT | JIT served "
+                "|\n");
+    fprintf(to, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                "| --- |\n");
     for (i = 0; i < report->count; i++) {
         const struct bench_result *result = &report->results[i];
-        char times[BENCH_ARMS][32], lite[48], duck[48];
+        char times[BENCH_ARMS][32], lite[48], duck[48], speedup[32];
         int arm;
 
         for (arm = 0; arm < BENCH_ARMS; arm++) {
@@ -88,17 +105,24 @@ int bench_write_markdown(const struct bench_report *report, FILE *to)
                      sizeof lite);
         format_ratio(&result->arm[ARM_SINEW], &result->arm[ARM_DUCKDB], duck,
                      sizeof duck);
-        fprintf(to, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                result->shape->id, result->shape->name, times[0], times[1],
-                times[2], lite, duck, result->jit_served);
+        format_speedup(&result->arm[ARM_SINEW], &result->arm[ARM_SINEW_INTERP],
+                       speedup, sizeof speedup);
+        fprintf(to, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                result->shape->id, result->shape->name, times[ARM_SINEW],
+                times[ARM_SINEW_INTERP], times[ARM_SQLITE], times[ARM_DUCKDB],
+                lite, duck, speedup, result->jit_served);
     }
     fprintf(to, "\n");
+    if (report->jit_stats != NULL && report->jit_stats[0] != '\0') {
+        fprintf(to, "JIT counters: %s\n\n", report->jit_stats);
+    }
     return ferror(to) ? -1 : 0;
 }
 
 int bench_write_csv(const struct bench_report *report, const char *path)
 {
-    static const char *const arms[BENCH_ARMS] = {"sinew", "sqlite", "duckdb"};
+    static const char *const arms[BENCH_ARMS] = {"sinew_jit", "sqlite",
+                                                 "duckdb", "sinew_interpreter"};
     FILE *to = fopen(path, "w");
     size_t i;
     int arm, rc;
@@ -131,7 +155,7 @@ int bench_write_csv(const struct bench_report *report, const char *path)
 
 #define SVG_WIDTH 900
 #define SVG_LABEL 260 /* left column: shape names */
-#define SVG_ROW 26    /* height per shape */
+#define SVG_ROW 36    /* height per shape: three bars */
 #define SVG_TOP 60
 #define SVG_DECADES 3.0 /* the axis spans 10^-3 .. 10^3 */
 
@@ -209,13 +233,17 @@ int bench_write_svg(const struct bench_report *report, const char *path)
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             SVG_WIDTH, height);
     fprintf(to,
-            "<text x=\"10\" y=\"20\" font-size=\"14\">sinew time / peer time, "
-            "%lld rows (log scale; left of 1: sinew faster)</text>\n"
+            "<text x=\"10\" y=\"20\" font-size=\"14\">sinew (JIT on) time / "
+            "peer time, %lld rows (log scale; left of 1: sinew "
+            "faster)</text>\n"
             "<rect x=\"10\" y=\"32\" width=\"10\" height=\"9\" "
             "fill=\"#2b7bba\"/><text x=\"24\" y=\"41\">vs C SQLite</text>\n"
             "<rect x=\"120\" y=\"32\" width=\"10\" height=\"9\" "
             "fill=\"#e08a1e\"/><text x=\"134\" y=\"41\">vs DuckDB (1 "
-            "thread)</text>\n",
+            "thread)</text>\n"
+            "<rect x=\"270\" y=\"32\" width=\"10\" height=\"9\" "
+            "fill=\"#9aa5b1\"/><text x=\"284\" y=\"41\">JIT off vs C "
+            "SQLite</text>\n",
             (long long)report->rows);
     for (exponent = -SVG_DECADES; exponent <= SVG_DECADES; exponent += 1) {
         double x = svg_x(pow(10, exponent));
@@ -233,13 +261,15 @@ int bench_write_svg(const struct bench_report *report, const char *path)
         double y = SVG_TOP + (double)i * SVG_ROW;
 
         fprintf(to, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s ",
-                SVG_LABEL - 6, y + 13, result->shape->id);
+                SVG_LABEL - 6, y + 19, result->shape->id);
         svg_text(to, result->shape->name);
         fputs("</text>\n", to);
         svg_bar(to, &result->arm[ARM_SINEW], &result->arm[ARM_SQLITE], y,
                 "#2b7bba", "#2b7bba");
         svg_bar(to, &result->arm[ARM_SINEW], &result->arm[ARM_DUCKDB], y + 11,
                 "#e08a1e", "#e08a1e");
+        svg_bar(to, &result->arm[ARM_SINEW_INTERP], &result->arm[ARM_SQLITE],
+                y + 22, "#9aa5b1", "#9aa5b1");
     }
     fprintf(to, "</svg>\n");
     rc = ferror(to) ? -1 : 0;

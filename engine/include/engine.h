@@ -191,6 +191,36 @@ const char *engine_sql(const struct engine_stmt *stmt);
 /* True for statements that cannot change the database. */
 bool engine_stmt_readonly(const struct engine_stmt *stmt);
 
+/* The JIT (docs/engine.md, "JIT"): a query whose leading operators are a
+ * full scan of one table, a WHERE of comparisons, IN lists and NULL tests
+ * over integer columns, and count/sum/min/max without GROUP BY runs as
+ * compiled x86-64 code when the table is large enough; anything else, and
+ * any value the code does not take, runs in the interpreter, with the
+ * same results. PRAGMA jit = on|off switches it for the handle (on by
+ * default); PRAGMA jit_stats shows the numbers below. */
+enum engine_jit_use {
+    ENGINE_JIT_UNUSED,    /* the interpreter ran every operator */
+    ENGINE_JIT_ROW_COUNT, /* count(*) of a whole table, from its row count */
+    ENGINE_JIT_COMPILED,  /* compiled code ran a scan, filter and aggregate */
+};
+
+/* How the statement's last (or current) execution used the JIT. */
+enum engine_jit_use engine_stmt_jit_use(const struct engine_stmt *stmt);
+
+struct engine_jit_stats {
+    uint64_t compiles;         /* kernels compiled */
+    uint64_t compile_ns;       /* time spent compiling them */
+    uint64_t code_bytes;       /* bytes of code installed now */
+    uint64_t runs_compiled;    /* executions the JIT answered */
+    uint64_t runs_interpreted; /* executions of a plan the JIT covers that
+                                  it left to the interpreter: JIT off, a
+                                  small table, a value it does not take, a
+                                  sum that overflowed */
+};
+
+/* The handle's JIT counters since it was opened. */
+void engine_jit_stats(const struct engine_db *db, struct engine_jit_stats *out);
+
 /* Parameters are numbered from 1. ?NNN takes number NNN; ?, :name, @name and
  * $name take the next number after the largest so far, and a name used twice
  * takes the same number. Text and blobs are copied. Binding clears the

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "engine_int.h"
+#include "jit.h"
 #include "storage.h"
 
 int engine_open(const char *path, struct engine_db **out)
@@ -57,6 +58,7 @@ void engine_close(struct engine_db *db)
     engine__savepoint_close(db);
     common_buf_close(&db->redo);
     engine__graveyard_close(&db->graveyard);
+    engine__jit_arena_close(db->jit_arena);
     engine__storage_close(db);
     engine__arena_close(&db->undo_arena);
     common_free(db);

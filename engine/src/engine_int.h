@@ -29,6 +29,8 @@
 #include "table.h"
 #include "vector.h"
 
+struct engine_jit_arena;
+
 #define ENGINE__ERRMSG_SIZE 512
 
 /* ---- undo log: every change inside a transaction, newest last ---- */
@@ -84,6 +86,11 @@ struct engine_savepoint {
 
 struct engine_db {
     struct engine_table **tables; /* the catalog, in creation order */
+    /* The JIT (jit_plan.h): PRAGMA jit = off, the executable arena its
+     * code lives in (opened at the first compile), and its counters. */
+    bool jit_off;
+    struct engine_jit_arena *jit_arena;
+    struct engine_jit_stats jit_stats;
     size_t table_count;
     size_t table_capacity;
     char errmsg[ENGINE__ERRMSG_SIZE];
@@ -276,7 +283,8 @@ struct engine_stmt {
     int parameter_count;
     struct engine_exec exec;
     /* execution state */
-    int state; /* ENGINE__STMT_READY, _RUNNING, _DONE */
+    int state;                   /* ENGINE__STMT_READY, _RUNNING, _DONE */
+    enum engine_jit_use jit_use; /* this execution's (op_jit.c) */
     int last_rc;
     uint64_t tables_rolled_back;      /* db's when it started */
     struct engine_batch *batch;       /* current batch of result rows */
@@ -466,6 +474,14 @@ struct engine_op *engine__op_scan(struct engine_stmt *stmt,
                                   const size_t *columns, size_t column_count);
 /* Makes scan op (from engine__op_scan) read in descending rowid order. */
 void engine__op_scan_reverse(struct engine_op *op);
+/* The table a scan reads whole (no access path), its output columns'
+ * table columns in *columns (SIZE_MAX: the rowid) and the zone terms it
+ * skips blocks by in *zones (zone.h; NULL: none); NULL when op is not
+ * such a scan. */
+struct engine_zone_plan;
+struct engine_table *
+engine__op_scan_plain(const struct engine_op *op, const size_t **columns,
+                      const struct engine_zone_plan **zones);
 struct engine_op *engine__op_filter(struct engine_stmt *stmt,
                                     struct engine_op *child,
                                     struct engine_expr *predicate);

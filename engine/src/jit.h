@@ -251,6 +251,10 @@ void engine__x64_pop(struct engine_x64 *as, int reg);
 void engine__x64_ret(struct engine_x64 *as);
 void engine__x64_popcnt(struct engine_x64 *as, int dst, int src);
 void engine__x64_bsr(struct engine_x64 *as, int dst, int src);
+/* NOT (ones' complement) and NEG (two's complement) of a register. */
+enum engine_x64_unary { X64_NOT = 2, X64_NEG = 3 };
+void engine__x64_unary(struct engine_x64 *as, enum engine_x64_unary op,
+                       bool wide, int reg);
 
 /* jit_x64_vec.c. The SSE forms take xmm registers; the AVX2 forms ymm
  * (three operands, dst = a op b; PANDN is ~a & b). */
@@ -265,6 +269,11 @@ void engine__x64_vstore(struct engine_x64 *as, struct engine_x64_mem mem,
                         int ymm);
 void engine__x64_vmovq_from(struct engine_x64 *as, int xmm, int reg);
 void engine__x64_vpbroadcastq(struct engine_x64 *as, int ymm, int xmm);
+void engine__x64_vpbroadcastq_m(struct engine_x64 *as, int ymm,
+                                struct engine_x64_mem mem);
+/* dst = the bytes of b where mask's byte has its top bit set, else a's. */
+void engine__x64_vpblendvb(struct engine_x64 *as, int dst, int a, int b,
+                           int mask);
 void engine__x64_vmovmskpd(struct engine_x64 *as, int dst, int ymm);
 void engine__x64_vpmovmskb(struct engine_x64 *as, int dst, int ymm);
 void engine__x64_vzeroupper(struct engine_x64 *as);
@@ -333,5 +342,120 @@ int engine__jit_scan_compile(struct engine_jit_arena *arena,
 /* code's entry as the function it is (ISO C has no cast from a data
  * pointer to a function pointer; POSIX guarantees the bits agree). */
 engine_jit_scan_fn engine__jit_scan_entry(const struct engine_jit_code *code);
+
+/* ---- the pipeline kernel (jit_pipe.c) ---- */
+
+/* A fused scan -> filter -> aggregate over the slots [begin, end) of a
+ * table whose read columns are all int64 arrays (the rowid, or a column
+ * store of kind INT64): for every live slot, the predicate tree is
+ * computed branch-free (a NULL makes a comparison false, which is exact
+ * for a tree of AND and OR, NOT having been pushed into the leaves), and
+ * each aggregate takes the matching rows. Limits below are the planner's
+ * to respect; the generator refuses more. */
+#define ENGINE__JIT_PIPE_COLUMNS 16
+#define ENGINE__JIT_PIPE_PARAMS 64
+#define ENGINE__JIT_PIPE_NODES 64
+#define ENGINE__JIT_PIPE_AGGREGATES 8
+
+enum engine_jit_node_kind {
+    ENGINE_JIT_NODE_AND,         /* left and right */
+    ENGINE_JIT_NODE_OR,          /* left or right */
+    ENGINE_JIT_NODE_COMPARE,     /* column op params[param] */
+    ENGINE_JIT_NODE_COMPARE_TWO, /* column op other (another column) */
+    ENGINE_JIT_NODE_IS_NULL,     /* column IS NULL */
+    ENGINE_JIT_NODE_NOT_NULL,    /* column IS NOT NULL */
+    ENGINE_JIT_NODE_IN,          /* column [NOT] IN params[param ..
+                                    param + param_count), none of them NULL */
+};
+
+struct engine_jit_node {
+    enum engine_jit_node_kind kind;
+    enum engine_jit_op op; /* COMPARE, COMPARE_TWO */
+    bool negated;          /* IN: NOT IN */
+    uint8_t column;
+    uint8_t other;
+    uint16_t param;
+    uint16_t param_count;
+    uint16_t left; /* AND, OR: node indexes */
+    uint16_t right;
+};
+
+enum engine_jit_aggregate_kind {
+    ENGINE_JIT_COUNT_STAR,
+    ENGINE_JIT_COUNT, /* count(column): its non-NULL matching rows */
+    ENGINE_JIT_SUM,
+    ENGINE_JIT_MIN,
+    ENGINE_JIT_MAX,
+};
+
+struct engine_jit_aggregate {
+    enum engine_jit_aggregate_kind kind;
+    uint8_t column;
+};
+
+/* What a pipeline kernel computes; equal specs make equal code, so a spec
+ * is the normalized shape of a plan: literals and parameters are only
+ * named by index and come in the args at run time. */
+struct engine_jit_pipe_spec {
+    uint32_t column_count;
+    bool nullable[ENGINE__JIT_PIPE_COLUMNS]; /* the column has NULL flags
+                                                (the rowid has none) */
+    struct engine_jit_node nodes[ENGINE__JIT_PIPE_NODES];
+    uint32_t node_count;
+    int32_t root; /* the predicate's node, or -1: every live row */
+    struct engine_jit_aggregate aggregates[ENGINE__JIT_PIPE_AGGREGATES];
+    uint32_t aggregate_count;
+    uint32_t param_count;
+    /* The kernel reads the deleted flags and the NULL flags. Without, it
+     * serves only slot ranges known to hold neither (zone maps say so). */
+    bool checked;
+    enum engine_jit_isa isa;
+};
+
+/* One aggregate's running state, in and out: count is the rows it took
+ * (for SUM, MIN and MAX, their non-NULL matching rows: none means NULL);
+ * value the minimum or maximum so far (start MIN at INT64_MAX, MAX at
+ * INT64_MIN), or for SUM the sum of the positive values, negative that of
+ * the negative ones (both start at 0; the sum is value + negative). */
+struct engine_jit_pipe_total {
+    int64_t count;
+    int64_t value;
+    int64_t negative;
+};
+
+/* The one argument of a pipeline kernel. The code reads it at the
+ * offsets the compiler gives these fields. */
+struct engine_jit_pipe_args {
+    const int64_t *values[ENGINE__JIT_PIPE_COLUMNS];
+    const uint8_t *nulls[ENGINE__JIT_PIPE_COLUMNS]; /* nulls[c][slot] != 0:
+                                                       NULL (checked) */
+    const uint8_t *deleted;                         /* checked */
+    uint64_t begin;
+    uint64_t end;
+    int64_t params[ENGINE__JIT_PIPE_PARAMS];
+    struct engine_jit_pipe_total totals[ENGINE__JIT_PIPE_AGGREGATES];
+};
+
+typedef int (*engine_jit_pipe_fn)(struct engine_jit_pipe_args *args);
+
+/* Emits the kernel for spec. SQLite's sum() fails with "integer
+ * overflow" when its running total, in the order it adds (rowid order),
+ * leaves int64. A kernel keeps the positive and the negative values'
+ * sums apart: while neither overflows, no running total in any order
+ * can, so the slot order the kernel reads in gives SQLite's answer. When
+ * one would, it returns ENGINE_JIT_BAIL_OVERFLOW (totals then undefined):
+ * the caller redoes the query in the interpreter, which adds in rowid
+ * order and raises the error exactly when SQLite does. -ENOTSUP
+ * when the spec needs more registers than the generator has, or breaks a
+ * limit above. */
+int engine__jit_pipe_emit(struct engine_x64 *as,
+                          const struct engine_jit_pipe_spec *spec);
+
+/* Emits and installs it, as engine__jit_scan_compile(). */
+int engine__jit_pipe_compile(struct engine_jit_arena *arena,
+                             const struct engine_jit_pipe_spec *spec,
+                             struct engine_jit_code *code);
+
+engine_jit_pipe_fn engine__jit_pipe_entry(const struct engine_jit_code *code);
 
 #endif /* SINEW_ENGINE_JIT_H */

@@ -410,6 +410,12 @@ void engine__x64_shift_cl(struct engine_x64 *as, enum engine_x64_shift op,
     op_rr(as, wide, (const uint8_t[]){0xd3}, 1, (int)op, dst);
 }
 
+void engine__x64_unary(struct engine_x64 *as, enum engine_x64_unary op,
+                       bool wide, int reg)
+{
+    op_rr(as, wide, (const uint8_t[]){0xf7}, 1, (int)op, reg);
+}
+
 void engine__x64_setcc(struct engine_x64 *as, enum engine_x64_cc cc, int dst)
 {
     if (!reg_ok(as, dst)) {

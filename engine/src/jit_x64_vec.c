@@ -11,7 +11,7 @@
 
 #include <errno.h>
 
-enum { MAP_0F = 1, MAP_0F38 = 2 };
+enum { MAP_0F = 1, MAP_0F38 = 2, MAP_0F3A = 3 };
 enum { PP_NONE = 0, PP_66 = 1, PP_F3 = 2 };
 
 struct vop_code {
@@ -141,6 +141,23 @@ void engine__x64_vmovq_from(struct engine_x64 *as, int xmm, int reg)
 void engine__x64_vpbroadcastq(struct engine_x64 *as, int ymm, int xmm)
 {
     vex_rr(as, true, PP_66, MAP_0F38, false, 0x59, ymm, 0, xmm);
+}
+
+void engine__x64_vpbroadcastq_m(struct engine_x64 *as, int ymm,
+                                struct engine_x64_mem mem)
+{
+    vex_rm(as, true, PP_66, MAP_0F38, 0x59, ymm, mem);
+}
+
+/* VEX.256.66.0F3A.W0 4C /r /is4: the mask register in imm8[7:4]. */
+void engine__x64_vpblendvb(struct engine_x64 *as, int dst, int a, int b,
+                           int mask)
+{
+    if (!regs_ok(as, mask, 0, 0)) {
+        return;
+    }
+    vex_rr(as, true, PP_66, MAP_0F3A, false, 0x4c, dst, a, b);
+    engine__x64_byte(as, (uint8_t)(mask << 4));
 }
 
 void engine__x64_vmovmskpd(struct engine_x64 *as, int dst, int ymm)

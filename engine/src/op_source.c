@@ -280,6 +280,20 @@ struct engine_op *engine__op_scan(struct engine_stmt *stmt,
     return op;
 }
 
+struct engine_table *
+engine__op_scan_plain(const struct engine_op *op, const size_t **columns,
+                      const struct engine_zone_plan **zones)
+{
+    const struct scan_state *state = op->state;
+
+    if (op->ops != &scan_ops || state->access != NULL) {
+        return NULL;
+    }
+    *columns = state->columns;
+    *zones = state->zones;
+    return state->table;
+}
+
 void engine__op_scan_reverse(struct engine_op *op)
 {
     ASSERT(op->ops == &scan_ops);

@@ -27,6 +27,7 @@
 
 #include "access.h"
 #include "cte.h"
+#include "jit_plan.h"
 #include "join.h"
 #include "plan.h"
 #include "rowset.h"
@@ -1064,7 +1065,8 @@ static int having_to_where(struct select_plan *plan)
 
 /* Adds the aggregate operator, once every expression above it has been
  * compiled (they decide which aggregates and bare columns exist). */
-static int finish_aggregation(struct select_plan *plan)
+static int finish_aggregation(struct select_plan *plan,
+                              struct engine_op *source)
 {
     struct engine_agg_plan *agg = plan->agg;
     const struct ast_select *select = plan->select;
@@ -1101,6 +1103,12 @@ static int finish_aggregation(struct select_plan *plan)
         plan->stmt, plan->op, agg->keys, agg->key_count, agg->aggregates,
         agg->aggregate_capacity, agg->bare, agg->bare_count, agg->key_count > 0,
         descending);
+    if (plan->op != NULL && agg->key_count == 0 && agg->bare_count == 0 &&
+        plan->join == NULL) {
+        plan->op = engine__jit_plan_aggregate(plan->stmt, plan->op, source,
+                                              plan->where, agg->aggregates,
+                                              agg->aggregate_capacity);
+    }
     return plan->op == NULL ? COMMON_ENOMEM : 0;
 }
 
@@ -1407,6 +1415,7 @@ static bool limit_before_results(const struct select_plan *plan)
  * A JIT takes the leading scan/filter/aggregate of this chain. */
 static int plan_physical(struct select_plan *plan)
 {
+    struct engine_op *source = plan->op;
     int rc;
 
     /* SQLite's loop stops at the LIMIT (and EXISTS is LIMIT 1), so a row
@@ -1426,7 +1435,7 @@ static int plan_physical(struct select_plan *plan)
     rc = add_filter(plan, plan->where);
 
     if (rc == 0) {
-        rc = finish_aggregation(plan);
+        rc = finish_aggregation(plan, source);
     }
     if (rc == 0) {
         rc = add_filter(plan, plan->having);

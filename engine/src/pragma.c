@@ -289,6 +289,10 @@ static const char *const index_list_columns[] = {"seq", "name", "unique",
                                                  "origin", "partial"};
 static const char *const index_info_columns[] = {"seqno", "cid", "name"};
 static const char *const integrity_check_column[] = {"integrity_check"};
+static const char *const jit_column[] = {"jit"};
+static const char *const jit_stats_columns[] = {"compiles", "compile_ns",
+                                                "code_bytes", "runs_compiled",
+                                                "runs_interpreted"};
 static const char *const journal_mode_column[] = {"journal_mode"};
 static const char *const quick_check_column[] = {"quick_check"};
 static const char *const synchronous_column[] = {"synchronous"};
@@ -298,6 +302,8 @@ static const struct pragma_def pragmas[] = {
     {"index_info", index_info_columns, 3, false, run_index_info},
     {"index_list", index_list_columns, 5, false, run_index_list},
     {"integrity_check", integrity_check_column, 1, false, run_integrity_check},
+    {"jit", jit_column, 1, true, engine__pragma_jit},
+    {"jit_stats", jit_stats_columns, 5, false, engine__pragma_jit_stats},
     {"journal_mode", journal_mode_column, 1, false, run_journal_mode},
     {"quick_check", quick_check_column, 1, false, run_integrity_check},
     {"synchronous", synchronous_column, 1, true, run_synchronous},

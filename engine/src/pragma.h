@@ -24,4 +24,10 @@ int engine__pragma_table_info(struct engine_stmt *stmt, const char *name);
 int engine__pragma_index_list(struct engine_stmt *stmt, const char *name);
 int engine__pragma_index_info(struct engine_stmt *stmt, const char *name);
 
+/* PRAGMA jit [= on|off] and PRAGMA jit_stats (pragma_jit.c). */
+int engine__pragma_jit(struct engine_stmt *stmt,
+                       const struct ast_pragma *pragma);
+int engine__pragma_jit_stats(struct engine_stmt *stmt,
+                             const struct ast_pragma *pragma);
+
 #endif /* SINEW_ENGINE_PRAGMA_H */

@@ -180,6 +180,7 @@ int engine_step(struct engine_stmt *stmt)
     if (stmt->state == ENGINE__STMT_READY) {
         engine__db_clear_error(stmt->db);
         stmt->state = ENGINE__STMT_RUNNING;
+        stmt->jit_use = ENGINE_JIT_UNUSED;
         stmt->tables_rolled_back = stmt->db->tables_rolled_back;
         engine__graveyard_settle(stmt->db);
         rc = start(stmt);

@@ -331,6 +331,12 @@ bool engine__table_zone_excludes(const struct engine_table *table, size_t block,
 /* The blocks holding slots [0, slot_count). */
 size_t engine__table_block_count(const struct engine_table *table);
 
+/* Whether every slot of block below slot_count is live and holds no NULL
+ * in any of columns[0..count) (which are not the rowid alias): the JIT
+ * reads such a block without its deleted and NULL flags. */
+bool engine__table_block_clean(const struct engine_table *table, size_t block,
+                               const size_t *columns, size_t count);
+
 /* engine__table_scan() that passes over every block b < block_count with
  * skip[b] set (borrowed): none of its slots is given out. */
 uint32_t engine__table_scan_skipping(struct engine_table *table, size_t *cursor,

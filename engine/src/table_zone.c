@@ -272,3 +272,25 @@ uint32_t engine__table_scan_skipping(struct engine_table *table, size_t *cursor,
     }
     return n;
 }
+
+bool engine__table_block_clean(const struct engine_table *table, size_t block,
+                               const size_t *columns, size_t count)
+{
+    size_t first = block * ENGINE__ZONE_ROWS;
+    size_t slots = table->slot_count - first;
+
+    ASSERT(block < engine__table_block_count(table));
+    if (slots > ENGINE__ZONE_ROWS) {
+        slots = ENGINE__ZONE_ROWS;
+    }
+    if (table->block_live[block] != slots) {
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        ASSERT((ptrdiff_t)columns[i] != table->rowid_alias);
+        if (zone_at(table, block, columns[i])->null_count != 0) {
+            return false;
+        }
+    }
+    return true;
+}

@@ -24,66 +24,7 @@
 #include <unistd.h>
 
 #include "jit.h"
-
-#define MAX_LINES 512
-
-/* ---- objdump ---- */
-
-static bool have_objdump(void)
-{
-    if (system("command -v objdump >/dev/null 2>&1") != 0) {
-        printf("objdump not found (binutils): decoding tests skipped\n");
-        return false;
-    }
-    return true;
-}
-
-/* The instructions objdump decodes in code, one per line, whitespace
- * collapsed; returns how many. */
-static int disassemble(const uint8_t *code, size_t size, char lines[][128])
-{
-    char path[] = "/tmp/sinew-jit-XXXXXX";
-    char command[256];
-    char text[512];
-    int fd = mkstemp(path);
-    int n = 0;
-    FILE *out;
-
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, code, size), (ssize_t)size);
-    close(fd);
-    snprintf(command, sizeof(command),
-             "objdump -D -b binary -mi386:x86-64 -M intel %s", path);
-    out = popen(command, "r");
-    assert_non_null(out);
-    while (fgets(text, sizeof(text), out) != NULL && n < MAX_LINES) {
-        char *insn = strchr(text, '\t');
-        char *dst = lines[n];
-        bool space = false;
-
-        /* "   4:\t72 fa    \tjb     0x0": a third field is an instruction */
-        if (insn == NULL || strchr(text, ':') > insn ||
-            (insn = strchr(insn + 1, '\t')) == NULL) {
-            continue;
-        }
-        for (char *c = insn + 1; *c != '\0' && dst < lines[n] + 127; c++) {
-            if (*c == ' ' || *c == '\t' || *c == '\n') {
-                space = dst != lines[n];
-                continue;
-            }
-            if (space) {
-                *dst++ = ' ';
-                space = false;
-            }
-            *dst++ = *c;
-        }
-        *dst = '\0';
-        n++;
-    }
-    pclose(out);
-    unlink(path);
-    return n;
-}
+#include "jit_objdump.h"
 
 static void expect_decoded(struct engine_x64 *as, const char *const *want,
                            int nwant)
@@ -142,6 +83,8 @@ static void encoder_general_instructions_decode(void **state)
         "pop r15",
         "popcnt rax,r9",
         "bsr rcx,rax",
+        "neg rdx",
+        "not r11d",
         "ret",
     };
     struct engine_x64 as;
@@ -181,6 +124,8 @@ static void encoder_general_instructions_decode(void **state)
     engine__x64_pop(&as, X64_R15);
     engine__x64_popcnt(&as, X64_RAX, X64_R9);
     engine__x64_bsr(&as, X64_RCX, X64_RAX);
+    engine__x64_unary(&as, X64_NEG, true, X64_RDX);
+    engine__x64_unary(&as, X64_NOT, false, X64_R11);
     engine__x64_ret(&as);
     expect_decoded(&as, want, (int)(sizeof(want) / sizeof(want[0])));
     engine__x64_close(&as);
@@ -203,6 +148,8 @@ static void encoder_vector_instructions_decode(void **state)
         "vmovdqu YMMWORD PTR [rsp-0x20],ymm10",
         "vmovq xmm15,r8",
         "vpbroadcastq ymm15,xmm15",
+        "vpbroadcastq ymm11,QWORD PTR [rdi+0x118]",
+        "vpblendvb ymm3,ymm4,ymm9,ymm12",
         "vmovmskpd eax,ymm2",
         "vpmovmskb ecx,ymm8",
         "vzeroupper",
@@ -228,6 +175,8 @@ static void encoder_vector_instructions_decode(void **state)
     engine__x64_vstore(&as, mem(X64_RSP, X64_NOREG, 1, -32), 10);
     engine__x64_vmovq_from(&as, 15, X64_R8);
     engine__x64_vpbroadcastq(&as, 15, 15);
+    engine__x64_vpbroadcastq_m(&as, 11, mem(X64_RDI, X64_NOREG, 1, 0x118));
+    engine__x64_vpblendvb(&as, 3, 4, 9, 12);
     engine__x64_vmovmskpd(&as, X64_RAX, 2);
     engine__x64_vpmovmskb(&as, X64_RCX, 8);
     engine__x64_vzeroupper(&as);
