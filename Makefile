@@ -33,6 +33,12 @@
 #                   bench/engine/duckdb's pinned lock into the bench tree;
 #                   without it the DuckDB column stays empty);
 #                   here BENCH_ARGS passes options to bench_engine
+#   make bench-replication  3-node sinew clusters (quorum, crdt, leader)
+#                   beside etcd and dqlite on loopback, results in
+#                   bench-results/replication.{md,csv,svg}; installs the
+#                   peers as root (scripts/setup-bench-peers.sh; without
+#                   them their columns stay empty); CLUSTER_BENCH_ARGS
+#                   passes options to bench/replication/cluster_bench.sh
 #
 # WERROR=1 turns warnings into errors (CI sets it).
 
@@ -51,11 +57,13 @@ BENCH_ARGS ?=
 TRANSPORT_BENCH_ARGS ?=
 REPL_BENCH_ARGS ?=
 CATCHUP_BENCH_ARGS ?=
+CLUSTER_BENCH_ARGS ?=
 
 C_FLAGS := $(if $(filter 1,$(WERROR)),-Werror,)
 CONFIGURE = cmake -S . -B $(1) -DCMAKE_C_FLAGS="$(C_FLAGS)" $(2) >/dev/null
 
-.PHONY: all build run setup test chaos sanitize tsan fuzz bench bench-quorum bench-engine format clean
+.PHONY: all build run setup test chaos sanitize tsan fuzz bench bench-quorum bench-engine \
+	bench-replication format clean
 
 all: build
 
@@ -165,6 +173,15 @@ bench-engine:
 	(cd $(BENCH_DIR)/duckdb && npm ci --no-audit --no-fund --silent \
 		--prefer-offline) || echo "bench-engine: npm ci failed: no DuckDB"
 	$(BENCH_DIR)/bin/bench_engine $(BENCH_ARGS)
+
+bench-replication:
+	scripts/setup.sh
+	$(call CONFIGURE,$(BENCH_DIR),-DCMAKE_BUILD_TYPE=Release -DBUILD_BENCH=ON)
+	cmake --build $(BENCH_DIR) --target sinew bench_cluster -j $(JOBS)
+	scripts/setup-bench-peers.sh || \
+		echo "bench-replication: a peer is missing: its columns stay empty"
+	bench/replication/cluster_bench.sh --sinew $(BENCH_DIR)/bin/sinew \
+		--tool $(BENCH_DIR)/bin/bench_cluster $(CLUSTER_BENCH_ARGS)
 
 format:
 	scripts/check-format.sh --fix

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "node.h"
 #include "serve_int.h"
 
@@ -288,14 +289,50 @@ static void reap_cb(uv_timer_t *timer)
     }
 }
 
+/* Whether the database file at path holds any schema object (a table,
+ * index, view or trigger). *holds false when there is no file yet; an
+ * error opening it is left to the node's own open. */
+static void database_holds_schema(const char *path, bool *holds)
+{
+    struct engine_db *db = NULL;
+    struct engine_stmt *stmt = NULL;
+
+    *holds = false;
+    if (access(path, F_OK) != 0 || engine_open(path, &db) != 0) {
+        engine_close(db);
+        return;
+    }
+    if (engine_prepare(db, "SELECT count(*) FROM sqlite_schema", -1, &stmt,
+                       NULL) == 0 &&
+        engine_step(stmt) == ENGINE_ROW) {
+        *holds = engine_column_int64(stmt, 0) > 0;
+    }
+    engine_finalize(stmt);
+    engine_close(db);
+}
+
 static int start_node(struct serve *s)
 {
     char error[512], marker[4200];
-    bool fresh_raft;
+    bool fresh_raft, holds_schema;
 
     snprintf(marker, sizeof marker, "%s/metadata", s->raft_dir);
     fresh_raft = access(marker, F_OK) != 0;
     s->fresh_raft = fresh_raft;
+    /* A quorum member's database is what its Raft log built. One that
+     * holds tables before the log exists (an imported file, a copy) would
+     * never reach the members that join: they replay the log, which lacks
+     * those rows, and the replicas would differ. */
+    if (s->config.mode == SERVE_MODE_QUORUM && fresh_raft) {
+        database_holds_schema(s->db_path, &holds_schema);
+        if (holds_schema) {
+            return fail("quorum mode: %s already holds tables but this node "
+                        "has no Raft log yet; a quorum cluster starts from "
+                        "an empty database (load data through the leader: "
+                        "docs/operations.md, \"Backup and restore\")",
+                        s->db_path);
+        }
+    }
     struct serve_node_config config = {
         .config = &s->config,
         .identity = &s->identity,

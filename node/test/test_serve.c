@@ -849,6 +849,48 @@ static void test_serve_quorum_single(void **state)
     sql_ok(s, "SELECT v FROM t ORDER BY v", rows, sizeof rows);
     assert_string_equal(rows, "1;2");
     assert_int_equal(server_stop(s, SIGTERM), 0);
+    /* Restarted: its tables come with its Raft log, so it serves again. */
+    s = server_start(0, "quorum", args);
+    wait_leader(s, 20000);
+    sql_ok(s, "SELECT v FROM t ORDER BY v", rows, sizeof rows);
+    assert_string_equal(rows, "1;2");
+    assert_int_equal(server_stop(s, SIGTERM), 0);
+}
+
+/* A quorum node whose database holds tables before it has a Raft log (an
+ * imported file) refuses to start: members joining it would replay a log
+ * without those rows, and the replicas would differ. */
+static void test_serve_quorum_refuses_unlogged_tables(void **state)
+{
+    char secret[PATH_SIZE], data[PATH_SIZE], db[PATH_SIZE + 16], out[256];
+    char *shell[] = {(char *)sinew_binary,
+                     "shell",
+                     "-c",
+                     "CREATE TABLE t(v); INSERT INTO t VALUES (1)",
+                     db,
+                     NULL};
+    char *serve[] = {(char *)sinew_binary,
+                     "serve",
+                     "--mode",
+                     "quorum",
+                     "--data",
+                     data,
+                     "--http",
+                     "127.0.0.1:0",
+                     "--listen",
+                     "127.0.0.1:0",
+                     "--cluster-secret-file",
+                     secret,
+                     NULL};
+
+    (void)state;
+    keygen("--secret", "unlogged.secret", secret, out, sizeof out);
+    path_of(data, "unlogged", ".data");
+    assert_int_equal(mkdir(data, 0700), 0);
+    snprintf(db, sizeof db, "%s/main.sinew", data);
+    assert_int_equal(run_capture(shell, out, sizeof out), 0);
+    assert_int_equal(run_capture(serve, out, sizeof out), 1);
+    assert_null(strstr(out, "serving"));
 }
 
 /* SIGHUP reopens --log-file, as logrotate needs after it renamed it. */
@@ -997,6 +1039,8 @@ int main(int argc, char **argv)
                                   teardown),
         cmocka_unit_test_teardown(test_serve_pipeline_without_sql, teardown),
         cmocka_unit_test_teardown(test_serve_quorum_single, teardown),
+        cmocka_unit_test_teardown(test_serve_quorum_refuses_unlogged_tables,
+                                  teardown),
         cmocka_unit_test_teardown(test_serve_sighup_reopens_log, teardown),
         cmocka_unit_test_teardown(test_serve_crdt_pair_converges, teardown),
     };
