@@ -287,6 +287,24 @@ int engine__x64_mem_rex(struct engine_x64 *as, struct engine_x64_mem mem);
 void engine__x64_modrm_mem(struct engine_x64 *as, int reg,
                            struct engine_x64_mem mem);
 
+/* ---- compiling (jit_mem.c) ---- */
+
+/* A kernel generator: emits the code for spec into as. */
+typedef int (*engine_jit_emit_fn)(struct engine_x64 *as, const void *spec);
+
+/* Emits with emit(as, spec) and installs the code in arena. -ENOTSUP when
+ * isa is NONE or more than this CPU and OS allow; else emit's error or
+ * engine__jit_install()'s. */
+int engine__jit_compile(struct engine_jit_arena *arena, enum engine_jit_isa isa,
+                        engine_jit_emit_fn emit, const void *spec,
+                        struct engine_jit_code *code);
+
+/* Copies code's entry into *fn, a function pointer of size bytes (ISO C
+ * has no cast from a data pointer to a function pointer; POSIX guarantees
+ * the bits agree). */
+void engine__jit_entry(const struct engine_jit_code *code, void *fn,
+                       size_t size);
+
 /* ---- the scan kernel (jit_kernel.c) ---- */
 
 /* The comparison of "col op param". */

@@ -364,32 +364,22 @@ int engine__jit_scan_emit(struct engine_x64 *as,
     return engine__x64_finish(as);
 }
 
+static int emit_scan(struct engine_x64 *as, const void *spec)
+{
+    return engine__jit_scan_emit(as, spec);
+}
+
 int engine__jit_scan_compile(struct engine_jit_arena *arena,
                              const struct engine_jit_scan_spec *spec,
                              struct engine_jit_code *code)
 {
-    struct engine_jit_cpu cpu;
-    struct engine_x64 as;
-    int rc;
-
-    engine__jit_cpu_detect(&cpu);
-    if (spec->isa > engine__jit_cpu_isa(&cpu)) {
-        return -ENOTSUP;
-    }
-    engine__x64_init(&as);
-    rc = engine__jit_scan_emit(&as, spec);
-    if (rc == 0) {
-        rc = engine__jit_install(arena, as.code, as.size, code);
-    }
-    engine__x64_close(&as);
-    return rc;
+    return engine__jit_compile(arena, spec->isa, emit_scan, spec, code);
 }
 
 engine_jit_scan_fn engine__jit_scan_entry(const struct engine_jit_code *code)
 {
     engine_jit_scan_fn fn;
 
-    _Static_assert(sizeof(fn) == sizeof(code->entry), "function pointers");
-    memcpy(&fn, &code->entry, sizeof(fn));
+    engine__jit_entry(code, &fn, sizeof(fn));
     return fn;
 }

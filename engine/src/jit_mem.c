@@ -15,6 +15,9 @@
  * Blocks are found first-fit in a byte-per-page map. Arenas hold tens of
  * kernels of a page or two each, so a linear search is cheaper than any
  * structure.
+ *
+ * engine__jit_compile() is what every kernel generator's compile is:
+ * check the ISA against the CPU, emit into a buffer, install.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise */
 
@@ -176,4 +179,32 @@ void engine__jit_arena_range(const struct engine_jit_arena *arena,
 size_t engine__jit_arena_used(const struct engine_jit_arena *arena)
 {
     return (size_t)arena->used * arena->page_size;
+}
+
+int engine__jit_compile(struct engine_jit_arena *arena, enum engine_jit_isa isa,
+                        engine_jit_emit_fn emit, const void *spec,
+                        struct engine_jit_code *code)
+{
+    struct engine_jit_cpu cpu;
+    struct engine_x64 as;
+    int rc;
+
+    engine__jit_cpu_detect(&cpu);
+    if (isa == ENGINE_JIT_ISA_NONE || isa > engine__jit_cpu_isa(&cpu)) {
+        return -ENOTSUP;
+    }
+    engine__x64_init(&as);
+    rc = emit(&as, spec);
+    if (rc == 0) {
+        rc = engine__jit_install(arena, as.code, as.size, code);
+    }
+    engine__x64_close(&as);
+    return rc;
+}
+
+void engine__jit_entry(const struct engine_jit_code *code, void *fn,
+                       size_t size)
+{
+    ASSERT(size == sizeof(code->entry));
+    memcpy(fn, &code->entry, size);
 }

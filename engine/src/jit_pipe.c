@@ -465,33 +465,22 @@ int engine__jit_pipe_emit(struct engine_x64 *as,
     return engine__x64_finish(as);
 }
 
+static int emit_pipe(struct engine_x64 *as, const void *spec)
+{
+    return engine__jit_pipe_emit(as, spec);
+}
+
 int engine__jit_pipe_compile(struct engine_jit_arena *arena,
                              const struct engine_jit_pipe_spec *spec,
                              struct engine_jit_code *code)
 {
-    struct engine_jit_cpu cpu;
-    struct engine_x64 as;
-    int rc;
-
-    engine__jit_cpu_detect(&cpu);
-    if (spec->isa > engine__jit_cpu_isa(&cpu) ||
-        spec->isa == ENGINE_JIT_ISA_NONE) {
-        return -ENOTSUP;
-    }
-    engine__x64_init(&as);
-    rc = engine__jit_pipe_emit(&as, spec);
-    if (rc == 0) {
-        rc = engine__jit_install(arena, as.code, as.size, code);
-    }
-    engine__x64_close(&as);
-    return rc;
+    return engine__jit_compile(arena, spec->isa, emit_pipe, spec, code);
 }
 
 engine_jit_pipe_fn engine__jit_pipe_entry(const struct engine_jit_code *code)
 {
     engine_jit_pipe_fn fn;
 
-    _Static_assert(sizeof(fn) == sizeof(code->entry), "function pointers");
-    memcpy(&fn, &code->entry, sizeof(fn));
+    engine__jit_entry(code, &fn, sizeof(fn));
     return fn;
 }

@@ -59,7 +59,13 @@ static inline void outcome_value(char *out, int type, const char *text)
     outcome_add(out, " %d:%s", type, text != NULL ? text : "");
 }
 
-static inline void oracle_outcome(sqlite3 *db, const char *sql, char *out)
+/* Binds a statement's parameters before it runs; ctx is the caller's. */
+typedef void (*pair_bind_fn)(sqlite3_stmt *stmt, const void *ctx);
+
+/* sql's outcome in SQLite, its parameters bound by bind (or none). */
+static inline void oracle_outcome_bound(sqlite3 *db, const char *sql,
+                                        pair_bind_fn bind, const void *ctx,
+                                        char *out)
 {
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, NULL);
@@ -68,6 +74,9 @@ static inline void oracle_outcome(sqlite3 *db, const char *sql, char *out)
     for (int c = 0; rc == SQLITE_OK && c < sqlite3_column_count(stmt); c++) {
         outcome_add(out, "%s%s", c ? "|" : "columns ",
                     sqlite3_column_name(stmt, c));
+    }
+    if (rc == SQLITE_OK && bind != NULL) {
+        bind(stmt, ctx);
     }
     while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         outcome_add(out, "\nrow");
@@ -84,6 +93,11 @@ static inline void oracle_outcome(sqlite3 *db, const char *sql, char *out)
         outcome_add(out, "\nerror: %s", sqlite3_errmsg(db));
     }
     sqlite3_finalize(stmt);
+}
+
+static inline void oracle_outcome(sqlite3 *db, const char *sql, char *out)
+{
+    oracle_outcome_bound(db, sql, NULL, NULL, out);
 }
 
 static inline void engine_outcome(struct engine_db *db, const char *sql,

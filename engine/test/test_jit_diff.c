@@ -258,8 +258,10 @@ static void make_query(struct run *r, struct query *q)
 
 /* ---- running ---- */
 
-static void bind_oracle(sqlite3_stmt *stmt, const struct query *q)
+static void bind_oracle(sqlite3_stmt *stmt, const void *ctx)
 {
+    const struct query *q = ctx;
+
     for (int i = 0; i < q->param_count; i++) {
         const struct param *p = &q->params[i];
 
@@ -288,31 +290,6 @@ static void bind_engine(struct engine_stmt *stmt, const struct query *q)
     }
 }
 
-static void oracle_run(sqlite3 *db, const struct query *q, char *out)
-{
-    sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(db, q->sql, -1, &stmt, NULL);
-
-    out[0] = '\0';
-    if (rc == SQLITE_OK) {
-        bind_oracle(stmt, q);
-    }
-    while (rc == SQLITE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        outcome_add(out, "\nrow");
-        for (int c = 0; c < sqlite3_column_count(stmt); c++) {
-            int type = sqlite3_column_type(stmt, c);
-
-            outcome_value(out, type,
-                          (const char *)sqlite3_column_text(stmt, c));
-        }
-        rc = SQLITE_OK;
-    }
-    if (rc != SQLITE_DONE && rc != SQLITE_OK) {
-        outcome_add(out, "\nerror: %s", sqlite3_errmsg(db));
-    }
-    sqlite3_finalize(stmt);
-}
-
 /* One execution of the prepared statement; its JIT use in *use. */
 static void engine_run(struct engine_db *db, struct engine_stmt *stmt,
                        char *out, enum engine_jit_use *use)
@@ -320,6 +297,10 @@ static void engine_run(struct engine_db *db, struct engine_stmt *stmt,
     int rc;
 
     out[0] = '\0';
+    for (int c = 0; c < engine_column_count(stmt); c++) {
+        outcome_add(out, "%s%s", c ? "|" : "columns ",
+                    engine_column_name(stmt, c));
+    }
     while ((rc = engine_step(stmt)) == ENGINE_ROW) {
         outcome_add(out, "\nrow");
         for (int c = 0; c < engine_column_count(stmt); c++) {
@@ -353,7 +334,7 @@ static void run_three_ways(struct run *r, const struct query *q)
     struct engine_jit_stats before, after;
     enum engine_jit_use use, unused;
 
-    oracle_run(r->pair.oracle, q, expected);
+    oracle_outcome_bound(r->pair.oracle, q->sql, bind_oracle, q, expected);
     if (engine_prepare(r->pair.db, q->sql, -1, &stmt, NULL) != 0) {
         fail_msg("%s: %s", q->sql, engine_errmsg(r->pair.db));
     }
