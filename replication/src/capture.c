@@ -132,6 +132,25 @@ int replication__crdt_write_record(struct replication__crdt *crdt,
     return rc;
 }
 
+/* The last version this node gave a change set of its own: the larger of
+ * what it recorded and what its version vector holds of its own site. A
+ * node started from an older copy of its database gets its later sets
+ * back from peers (merged like any origin's, crdt_merge.c); numbering
+ * past them keeps (origin, version) naming one set only. */
+static int last_own_version(struct replication__crdt *crdt, uint64_t *version)
+{
+    uint64_t head;
+    int rc = replication__crdt_meta_get(crdt, "version", version);
+
+    if (rc == 0) {
+        rc = replication__crdt_vv_get(crdt, crdt->site, &head);
+    }
+    if (rc == 0 && head > *version) {
+        *version = head;
+    }
+    return rc;
+}
+
 /* Stamps and numbers the change set and writes everything it implies. */
 static int record(struct replication__crdt *crdt,
                   struct replication__crdt_builder *b)
@@ -141,7 +160,7 @@ static int record(struct replication__crdt *crdt,
     size_t i;
     int rc;
 
-    rc = replication__crdt_meta_get(crdt, "version", &version);
+    rc = last_own_version(crdt, &version);
     if (rc == 0) {
         rc = hlc_now(crdt->clock, &b->cs.hlc);
     }

@@ -13,7 +13,9 @@
  * replication__crdt_log_since() and replication__crdt_apply(). Change sets
  * are compared field by field, tables and metadata by a text dump.
  */
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "changeset_codec.h"
 #include "crdt_test.h"
@@ -271,6 +273,75 @@ static void crdt_waiting_sets_survive_reopen(void **state)
     crdt_test_assert_query(b, "SELECT count(*) FROM t", "3");
 }
 
+/* Copies the database file at from (and its WAL, if any) over to. */
+static void copy_database(const char *from, const char *to)
+{
+    for (int wal = 0; wal < 2; wal++) {
+        char src[700], dst[700], bytes[65536];
+        FILE *in, *out;
+        size_t n;
+
+        snprintf(src, sizeof(src), "%s%s", from, wal ? "-wal" : "");
+        snprintf(dst, sizeof(dst), "%s%s", to, wal ? "-wal" : "");
+        unlink(dst);
+        in = fopen(src, "rb");
+        if (in == NULL) {
+            assert_true(wal); /* only the WAL may be missing */
+            continue;
+        }
+        out = fopen(dst, "wb");
+        assert_non_null(out);
+        while ((n = fread(bytes, 1, sizeof(bytes), in)) > 0) {
+            assert_int_equal(fwrite(bytes, 1, n, out), n);
+        }
+        fclose(in);
+        assert_int_equal(fclose(out), 0);
+    }
+}
+
+/* A node started from an older copy of its own database gets its later
+ * change sets back from a peer, and its next write is numbered past them:
+ * before, it took a version its log already held and the commit failed
+ * ("UNIQUE constraint failed: sinew_crdt_log..."). */
+static void crdt_restored_node_numbers_past_returned_sets(void **state)
+{
+    struct crdt_test_node *a = &fx.nodes[0], *b = &fx.nodes[1];
+    char backup[sizeof(fx.dir.path) + 16];
+    uint8_t site[REPLICATION__SITE_ID_BYTES];
+
+    (void)state;
+    snprintf(backup, sizeof(backup), "%s.old", fx.dir.path);
+    crdt_test_open_path(a, 0xaa, fx.dir.path, schema);
+    crdt_test_open_path(b, 0xbb, NULL, schema);
+    memcpy(site, replication__crdt_site(a->crdt), sizeof(site));
+    crdt_test_exec(a, "INSERT INTO t VALUES ('a1', 1, 1)");
+    crdt_test_close(a);
+    copy_database(fx.dir.path, backup);
+    crdt_test_open_path(a, 0xaa, fx.dir.path, NULL);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('a2', 2, 2)");
+    crdt_test_exec(a, "INSERT INTO t VALUES ('a3', 3, 3)");
+    crdt_test_push(a, b);
+    crdt_test_close(a);
+
+    copy_database(backup, fx.dir.path);
+    crdt_test_open_path(a, 0xaa, fx.dir.path, NULL);
+    crdt_test_assert_query(a, "SELECT group_concat(id) FROM t", "a1");
+    crdt_test_ship(b, site, 1, &fx.pools[0]);
+    crdt_test_deliver(a, &fx.pools[0]);
+    crdt_test_assert_query(a, "SELECT group_concat(id) FROM t ORDER BY id",
+                           "a1,a2,a3");
+    crdt_test_tick(fx.nodes, 2, 10);
+    crdt_test_exec(a, "INSERT INTO t VALUES ('a4', 4, 4)");
+    crdt_test_assert_query(
+        a,
+        "SELECT max(version) FROM sinew_crdt_log WHERE origin = x'"
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'",
+        "4");
+    crdt_test_push(a, b);
+    crdt_test_assert_same(a, b);
+    unlink(backup);
+}
+
 /* A held set that becomes covered (its version applied from another copy)
  * is forgotten on disk too. */
 static void crdt_covered_held_set_is_dropped(void **state)
@@ -301,6 +372,9 @@ int main(void)
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(crdt_waiting_sets_survive_reopen,
                                         fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(
+            crdt_restored_node_numbers_past_returned_sets, fixture_setup,
+            fixture_teardown),
         cmocka_unit_test_setup_teardown(crdt_covered_held_set_is_dropped,
                                         fixture_setup, fixture_teardown),
     };
