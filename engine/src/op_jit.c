@@ -71,6 +71,24 @@ static struct engine_jit_arena *arena_of(struct engine_db *db)
     return db->jit_arena;
 }
 
+/* Compiles spec with the AVX2 loop when isa allows it and the spec is for
+ * clean blocks, falling back to the scalar loop (the vector loop's
+ * registers may not suffice). */
+static int compile_variant(struct engine_jit_arena *arena,
+                           struct engine_jit_pipe_spec *spec,
+                           enum engine_jit_isa isa,
+                           struct engine_jit_code *code)
+{
+    if (!spec->checked && isa >= ENGINE_JIT_ISA_AVX2) {
+        spec->isa = ENGINE_JIT_ISA_AVX2;
+        if (engine__jit_pipe_compile(arena, spec, code) == 0) {
+            return 0;
+        }
+    }
+    spec->isa = ENGINE_JIT_ISA_SCALAR;
+    return engine__jit_pipe_compile(arena, spec, code);
+}
+
 /* The kernel variant, compiled on first use; NULL when it cannot be. */
 static engine_jit_pipe_fn kernel_of(struct engine_op *op, struct engine_db *db,
                                     bool checked)
@@ -89,15 +107,8 @@ static engine_jit_pipe_fn kernel_of(struct engine_op *op, struct engine_db *db,
         }
         spec = state->plan->spec;
         spec.checked = checked;
-        /* the AVX2 loop serves clean blocks, when its registers suffice */
-        spec.isa = checked || state->isa < ENGINE_JIT_ISA_AVX2
-                       ? ENGINE_JIT_ISA_SCALAR
-                       : ENGINE_JIT_ISA_AVX2;
         start = now_ns();
-        if (engine__jit_pipe_compile(arena, &spec, code) != 0 &&
-            (spec.isa == ENGINE_JIT_ISA_SCALAR ||
-             (spec.isa = ENGINE_JIT_ISA_SCALAR,
-              engine__jit_pipe_compile(arena, &spec, code) != 0))) {
+        if (compile_variant(arena, &spec, state->isa, code) != 0) {
             state->failed[checked] = true;
             return NULL;
         }
