@@ -5,8 +5,11 @@
  * test_savepoint.c). A statement's outcome is written as one text: its
  * result column names, each row with every value's storage class, and the
  * error message if it failed (at prepare or at a step). Two outcomes are
- * equal exactly when SQLite and sinew behaved alike. Also: a walk that
- * fails each allocation of a script in turn (pair_oom_walk).
+ * equal exactly when SQLite and sinew behaved alike. Also: scripts run in
+ * both with every difference reported (pair_run_all, as a cmocka state
+ * opened by pair_state_open), rows compared as a multiset
+ * (pair_sort_rows, pair_run_rows), and a walk that fails each allocation
+ * of a script in turn (pair_oom_walk).
  */
 #ifndef SINEW_ENGINE_SQLITE_PAIR_H
 #define SINEW_ENGINE_SQLITE_PAIR_H
@@ -15,6 +18,7 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -168,6 +172,103 @@ static inline void pair_same_all(struct pair *p, const char *const *sqls)
 {
     for (size_t i = 0; sqls[i] != NULL; i++) {
         pair_same(p, sqls[i]);
+    }
+}
+
+/* A pair for a cmocka group or test state, setup (NULL-terminated, or
+ * NULL) run in both first and required to succeed alike. */
+static inline int pair_state_open(void **state, const char *const *setup)
+{
+    struct pair *p = test_malloc(sizeof(*p));
+
+    pair_open(p);
+    if (setup != NULL) {
+        pair_same_all(p, setup);
+    }
+    *state = p;
+    return 0;
+}
+
+/* Closes pair_state_open()'s pair: a cmocka teardown. */
+static inline int pair_state_close(void **state)
+{
+    struct pair *p = *state;
+
+    pair_close(p);
+    test_free(p);
+    return 0;
+}
+
+/* Runs every statement of script (NULL-terminated) in the state's pair,
+ * in order, prints each difference, then fails if there was one. */
+static inline void pair_run_all(void **state, const char *const *script)
+{
+    static char expected[PAIR_OUTCOME_SIZE];
+    static char got[PAIR_OUTCOME_SIZE];
+    struct pair *p = *state;
+    int differences = 0;
+
+    for (size_t i = 0; script[i] != NULL; i++) {
+        oracle_outcome(p->oracle, script[i], expected);
+        engine_outcome(p->db, script[i], got);
+        if (strcmp(expected, got) != 0) {
+            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", script[i],
+                          expected, got);
+            differences++;
+        }
+    }
+    assert_int_equal(differences, 0);
+}
+
+static inline int pair_line_compare(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The outcome with its rows (every line after the first) sorted, for
+ * queries whose row order SQLite leaves open. */
+static inline void pair_sort_rows(char *outcome)
+{
+    static char copy[PAIR_OUTCOME_SIZE];
+    static char *lines[PAIR_OUTCOME_SIZE / 4];
+    size_t n = 0;
+    char *save = NULL;
+
+    strcpy(copy, outcome);
+    for (char *t = strtok_r(copy, "\n", &save); t != NULL;
+         t = strtok_r(NULL, "\n", &save)) {
+        lines[n++] = t;
+    }
+    if (n > 1) {
+        qsort(lines + 1, n - 1, sizeof(lines[0]), pair_line_compare);
+    }
+    outcome[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        outcome_add(outcome, "%s\n", lines[i]);
+    }
+}
+
+/* Runs every statement of sqls (NULL-terminated) in both of p and fails
+ * at the first difference; rows are compared as a multiset unless the
+ * statement starts with '!' (then in order, the '!' not sent). */
+static inline void pair_run_rows(struct pair *p, const char *const *sqls)
+{
+    static char expected[PAIR_OUTCOME_SIZE];
+    static char got[PAIR_OUTCOME_SIZE];
+
+    for (size_t i = 0; sqls[i] != NULL; i++) {
+        bool ordered = sqls[i][0] == '!';
+        const char *sql = ordered ? sqls[i] + 1 : sqls[i];
+
+        oracle_outcome(p->oracle, sql, expected);
+        engine_outcome(p->db, sql, got);
+        if (!ordered) {
+            pair_sort_rows(expected);
+            pair_sort_rows(got);
+        }
+        if (strcmp(expected, got) != 0) {
+            fail_msg("%s\n-- sqlite:\n%s\n-- sinew:\n%s", sql, expected, got);
+        }
     }
 }
 

@@ -31,42 +31,7 @@ static const char *const setup[] = {
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    pair_same_all(p, setup);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
-}
-
-/* Runs every query in both, reports each difference, then fails if there
- * was one. */
-static void run_all(void **state, const char *const *queries)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-    struct pair *p = *state;
-    int differences = 0;
-
-    for (size_t i = 0; queries[i] != NULL; i++) {
-        oracle_outcome(p->oracle, queries[i], expected);
-        engine_outcome(p->db, queries[i], got);
-        if (strcmp(expected, got) != 0) {
-            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", queries[i],
-                          expected, got);
-            differences++;
-        }
-    }
-    assert_int_equal(differences, 0);
+    return pair_state_open(state, setup);
 }
 
 /* Without ORDER BY: which row of an equal class survives, and the order. */
@@ -133,7 +98,7 @@ static void unordered_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void ordered_matches_sqlite(void **state)
@@ -204,7 +169,7 @@ static void ordered_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void subqueries_match_sqlite(void **state)
@@ -258,7 +223,7 @@ static void subqueries_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void errors_match_sqlite(void **state)
@@ -299,7 +264,7 @@ static void errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* Two neighbours of compound SELECT: "x IN table" (x IN (SELECT * FROM
@@ -327,7 +292,7 @@ static void in_table_and_distinct_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 int main(void)
@@ -340,5 +305,5 @@ int main(void)
         cmocka_unit_test(in_table_and_distinct_match_sqlite),
     };
 
-    return cmocka_run_group_tests(tests, pair_setup, pair_teardown);
+    return cmocka_run_group_tests(tests, pair_setup, pair_state_close);
 }

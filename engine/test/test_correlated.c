@@ -20,63 +20,13 @@
 
 #include "semi.h"
 
-static int line_compare(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The outcome with its rows (every line after the first) sorted. */
-static void sort_rows(char *outcome)
-{
-    static char copy[PAIR_OUTCOME_SIZE];
-    char *lines[PAIR_OUTCOME_SIZE / 4];
-    size_t n = 0;
-    char *save = NULL;
-
-    strcpy(copy, outcome);
-    for (char *t = strtok_r(copy, "\n", &save); t != NULL;
-         t = strtok_r(NULL, "\n", &save)) {
-        lines[n++] = t;
-    }
-    if (n > 1) {
-        qsort(lines + 1, n - 1, sizeof(lines[0]), line_compare);
-    }
-    outcome[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        outcome_add(outcome, "%s\n", lines[i]);
-    }
-}
-
-/* Runs every statement of sqls (NULL-terminated) in both of p,
- * comparing. */
-static void run_in(struct pair *p, const char *const *sqls)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-
-    for (size_t i = 0; sqls[i] != NULL; i++) {
-        bool ordered = sqls[i][0] == '!';
-        const char *sql = ordered ? sqls[i] + 1 : sqls[i];
-
-        oracle_outcome(p->oracle, sql, expected);
-        engine_outcome(p->db, sql, got);
-        if (!ordered) {
-            sort_rows(expected);
-            sort_rows(got);
-        }
-        if (strcmp(expected, got) != 0) {
-            fail_msg("%s\n-- sqlite:\n%s\n-- sinew:\n%s", sql, expected, got);
-        }
-    }
-}
-
 /* Runs every statement of sqls (NULL-terminated) in a new pair. */
 static void run_all(const char *const *sqls)
 {
     struct pair p;
 
     pair_open(&p);
-    run_in(&p, sqls);
+    pair_run_rows(&p, sqls);
     pair_close(&p);
 }
 
@@ -605,10 +555,10 @@ static void correlated_semi(void **state)
 
     (void)state;
     pair_open(&p);
-    run_in(&p, sqls);
+    pair_run_rows(&p, sqls);
     assert_true(engine__semi_builds(p.db, "u") > 30);
     assert_true(engine__semi_builds(p.db, "e") > 0);
-    run_in(&p, writes);
+    pair_run_rows(&p, writes);
     pair_close(&p);
 }
 
@@ -641,7 +591,7 @@ static void correlated_semi_large(void **state)
 
     (void)state;
     pair_open(&p);
-    run_in(&p, sqls);
+    pair_run_rows(&p, sqls);
     assert_int_equal(engine__semi_builds(p.db, "i"), 5);
     pair_close(&p);
 }
@@ -703,12 +653,12 @@ static void correlated_semi_builds(void **state)
 
     (void)state;
     pair_open(&p);
-    run_in(&p, schema);
+    pair_run_rows(&p, schema);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint64_t before = engine__semi_builds(p.db, cases[i].table);
         const char *one[] = {cases[i].sql, NULL};
 
-        run_in(&p, one);
+        pair_run_rows(&p, one);
         if (engine__semi_builds(p.db, cases[i].table) - before !=
             cases[i].builds) {
             fail_msg(
@@ -726,7 +676,7 @@ static void correlated_semi_builds(void **state)
             "select id from t where exists (select 1 from u where u.k = t.x)",
             run == 0 ? "insert into u(k) values (3)" : "select 1", NULL};
 
-        run_in(&p, one);
+        pair_run_rows(&p, one);
         assert_int_equal(engine__semi_builds(p.db, "u") - before, 1);
     }
     engine_outcome(p.db, "select 1", got);

@@ -32,42 +32,7 @@ static const char *const setup[] = {
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    pair_same_all(p, setup);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
-}
-
-/* Runs every statement in both, reports each difference, then fails if
- * there was one. */
-static void run_all(void **state, const char *const *queries)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-    struct pair *p = *state;
-    int differences = 0;
-
-    for (size_t i = 0; queries[i] != NULL; i++) {
-        oracle_outcome(p->oracle, queries[i], expected);
-        engine_outcome(p->db, queries[i], got);
-        if (strcmp(expected, got) != 0) {
-            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", queries[i],
-                          expected, got);
-            differences++;
-        }
-    }
-    assert_int_equal(differences, 0);
+    return pair_state_open(state, setup);
 }
 
 static void plain_ctes_match_sqlite(void **state)
@@ -106,7 +71,7 @@ static void plain_ctes_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* Lookup: CTE names before tables, the innermost WITH first. */
@@ -147,7 +112,7 @@ static void scoping_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void dml_matches_sqlite(void **state)
@@ -176,7 +141,7 @@ static void dml_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void recursion_matches_sqlite(void **state)
@@ -262,7 +227,7 @@ static void recursion_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* Tree walks, and ORDER BY on the recursion (a priority queue). */
@@ -300,7 +265,7 @@ static void trees_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 static void errors_match_sqlite(void **state)
@@ -350,7 +315,7 @@ static void errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* A failed allocation anywhere in planning or running a recursive CTE,
@@ -394,5 +359,5 @@ int main(void)
         cmocka_unit_test(recursion_survives_every_allocation_failure),
     };
 
-    return cmocka_run_group_tests(tests, pair_setup, pair_teardown);
+    return cmocka_run_group_tests(tests, pair_setup, pair_state_close);
 }

@@ -24,33 +24,6 @@
 
 #include "join.h"
 
-static int line_compare(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The outcome with its rows (every line after the first) sorted. */
-static void sort_rows(char *outcome)
-{
-    static char copy[PAIR_OUTCOME_SIZE];
-    static char *lines[PAIR_OUTCOME_SIZE / 4];
-    size_t n = 0;
-    char *save = NULL;
-
-    strcpy(copy, outcome);
-    for (char *t = strtok_r(copy, "\n", &save); t != NULL;
-         t = strtok_r(NULL, "\n", &save)) {
-        lines[n++] = t;
-    }
-    if (n > 1) {
-        qsort(lines + 1, n - 1, sizeof(lines[0]), line_compare);
-    }
-    outcome[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        outcome_add(outcome, "%s\n", lines[i]);
-    }
-}
-
 /* The lookups index joins made so far in the tables the tests probe. */
 static uint64_t probes(struct engine_db *db)
 {
@@ -79,8 +52,8 @@ static void run_all(const char *const *sqls)
         engine_outcome(p.db, sql, got);
         made = probes(p.db) - before;
         if (!ordered) {
-            sort_rows(expected);
-            sort_rows(got);
+            pair_sort_rows(expected);
+            pair_sort_rows(got);
         }
         if (strcmp(expected, got) != 0) {
             fail_msg("%s\n-- sqlite:\n%s\n-- sinew:\n%s", sql, expected, got);

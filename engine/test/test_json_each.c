@@ -18,33 +18,6 @@
 
 #include "sqlite_pair.h"
 
-static int line_compare(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The outcome with its rows (every line after the first) sorted. */
-static void sort_rows(char *outcome)
-{
-    static char copy[PAIR_OUTCOME_SIZE];
-    char *lines[PAIR_OUTCOME_SIZE / 4];
-    size_t n = 0;
-    char *save = NULL;
-
-    strcpy(copy, outcome);
-    for (char *t = strtok_r(copy, "\n", &save); t != NULL;
-         t = strtok_r(NULL, "\n", &save)) {
-        lines[n++] = t;
-    }
-    if (n > 1) {
-        qsort(lines + 1, n - 1, sizeof(lines[0]), line_compare);
-    }
-    outcome[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        outcome_add(outcome, "%s\n", lines[i]);
-    }
-}
-
 /* Runs every statement of sqls (NULL-terminated) in both, comparing; the
  * mismatches are reported together. */
 static void run_all(const char *const *sqls)
@@ -64,8 +37,8 @@ static void run_all(const char *const *sqls)
         oracle_outcome(p.oracle, sql, expected);
         engine_outcome(p.db, sql, got);
         if (sorted) {
-            sort_rows(expected);
-            sort_rows(got);
+            pair_sort_rows(expected);
+            pair_sort_rows(got);
         }
         if (strcmp(expected, got) != 0 && failures++ < 4) {
             size_t used = strlen(report);

@@ -29,42 +29,7 @@ static const char *const setup[] = {
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    pair_same_all(p, setup);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
-}
-
-/* Runs every statement in both, in order, reports each difference, then
- * fails if there was one. */
-static void run_all(void **state, const char *const *script)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-    struct pair *p = *state;
-    int differences = 0;
-
-    for (size_t i = 0; script[i] != NULL; i++) {
-        oracle_outcome(p->oracle, script[i], expected);
-        engine_outcome(p->db, script[i], got);
-        if (strcmp(expected, got) != 0) {
-            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", script[i],
-                          expected, got);
-            differences++;
-        }
-    }
-    assert_int_equal(differences, 0);
+    return pair_state_open(state, setup);
 }
 
 #define LOG "SELECT * FROM log ORDER BY seq"
@@ -93,7 +58,7 @@ static void insert_triggers_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void update_delete_triggers_match_sqlite(void **state)
@@ -125,7 +90,7 @@ static void update_delete_triggers_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* NEW.x and OLD.x carry their column's affinity and collation. */
@@ -154,7 +119,7 @@ static void references_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* A trigger's SELECT step, and its INSERT's SELECT, may have a WITH
@@ -193,7 +158,7 @@ static void with_and_returning_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void cascades_and_recursion_match_sqlite(void **state)
@@ -222,7 +187,7 @@ static void cascades_and_recursion_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void raise_matches_sqlite(void **state)
@@ -258,7 +223,7 @@ static void raise_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void conflicts_match_sqlite(void **state)
@@ -283,7 +248,7 @@ static void conflicts_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void ddl_errors_match_sqlite(void **state)
@@ -325,7 +290,7 @@ static void ddl_errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void transactions_match_sqlite(void **state)
@@ -356,7 +321,7 @@ static void transactions_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* INSTEAD OF triggers make a view writable: each row of the INSERT, and
@@ -417,7 +382,7 @@ static void instead_of_triggers_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* RAISE in an INSTEAD OF trigger, the outer conflict clause, a view on a
@@ -464,7 +429,7 @@ static void instead_of_errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* TEMP triggers: a name space of their own, searched first by DROP
@@ -527,7 +492,7 @@ static void temp_triggers_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* An upsert's DO UPDATE fires the UPDATE triggers its SET list fires,
@@ -570,7 +535,7 @@ static void upsert_triggers_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void expect_text(struct engine_db *db, const char *sql,
@@ -702,31 +667,31 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(insert_triggers_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(update_delete_triggers_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(references_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(cascades_and_recursion_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(raise_matches_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(conflicts_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(ddl_errors_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(transactions_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(instead_of_triggers_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(instead_of_errors_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(temp_triggers_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(upsert_triggers_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(with_and_returning_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test(triggers_survive_reopen),
         cmocka_unit_test(temp_triggers_are_not_persisted),
         cmocka_unit_test(prepared_statements_follow_trigger_ddl),

@@ -29,20 +29,7 @@
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
+    return pair_state_open(state, NULL);
 }
 
 /* Runs every statement of script in both; each outcome must be equal. */
@@ -321,17 +308,17 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(chain_of_triggers_matches_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(chain_plans_each_trigger_once,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(cycles_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(conflict_modes_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(update_of_matches_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(cte_double_references_stay_in_budget,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test(shared_budget_bounds_arenas),
         cmocka_unit_test(shared_programs_survive_oom),
     };

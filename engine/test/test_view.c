@@ -31,42 +31,7 @@ static const char *const setup[] = {
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    pair_same_all(p, setup);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
-}
-
-/* Runs every statement in both, in order, reports each difference, then
- * fails if there was one. */
-static void run_all(void **state, const char *const *script)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-    struct pair *p = *state;
-    int differences = 0;
-
-    for (size_t i = 0; script[i] != NULL; i++) {
-        oracle_outcome(p->oracle, script[i], expected);
-        engine_outcome(p->db, script[i], got);
-        if (strcmp(expected, got) != 0) {
-            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", script[i],
-                          expected, got);
-            differences++;
-        }
-    }
-    assert_int_equal(differences, 0);
+    return pair_state_open(state, setup);
 }
 
 static void create_use_drop_matches_sqlite(void **state)
@@ -101,7 +66,7 @@ static void create_use_drop_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void column_lists_match_sqlite(void **state)
@@ -127,7 +92,7 @@ static void column_lists_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void views_of_queries_match_sqlite(void **state)
@@ -162,7 +127,7 @@ static void views_of_queries_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void errors_match_sqlite(void **state)
@@ -218,7 +183,7 @@ static void errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void schema_and_table_info_match_sqlite(void **state)
@@ -252,7 +217,7 @@ static void schema_and_table_info_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void transactions_match_sqlite(void **state)
@@ -284,7 +249,7 @@ static void transactions_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 static void expect_text(struct engine_db *db, const char *sql,
@@ -476,7 +441,7 @@ static void temp_objects_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, script);
+    pair_run_all(state, script);
 }
 
 /* What sinew refuses where SQLite would keep a TEMP view apart from a
@@ -527,23 +492,23 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(create_use_drop_matches_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(column_lists_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(views_of_queries_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(errors_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(schema_and_table_info_match_sqlite,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test_setup_teardown(transactions_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(width_limit_matches_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(temp_objects_match_sqlite, pair_setup,
-                                        pair_teardown),
+                                        pair_state_close),
         cmocka_unit_test_setup_teardown(temp_name_clashes_are_refused,
-                                        pair_setup, pair_teardown),
+                                        pair_setup, pair_state_close),
         cmocka_unit_test(view_nesting_is_bounded),
         cmocka_unit_test(views_survive_reopen),
         cmocka_unit_test(prepared_statements_follow_view_ddl),

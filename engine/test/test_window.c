@@ -35,42 +35,7 @@ static const char *const setup[] = {
 
 static int pair_setup(void **state)
 {
-    struct pair *p = test_malloc(sizeof(*p));
-
-    pair_open(p);
-    pair_same_all(p, setup);
-    *state = p;
-    return 0;
-}
-
-static int pair_teardown(void **state)
-{
-    struct pair *p = *state;
-
-    pair_close(p);
-    test_free(p);
-    return 0;
-}
-
-/* Runs every query in both, reports each difference, then fails if there
- * was one. */
-static void run_all(void **state, const char *const *queries)
-{
-    static char expected[PAIR_OUTCOME_SIZE];
-    static char got[PAIR_OUTCOME_SIZE];
-    struct pair *p = *state;
-    int differences = 0;
-
-    for (size_t i = 0; queries[i] != NULL; i++) {
-        oracle_outcome(p->oracle, queries[i], expected);
-        engine_outcome(p->db, queries[i], got);
-        if (strcmp(expected, got) != 0) {
-            print_message("%s\n-- sqlite:\n%s\n-- sinew:\n%s\n\n", queries[i],
-                          expected, got);
-            differences++;
-        }
-    }
-    assert_int_equal(differences, 0);
+    return pair_state_open(state, setup);
 }
 
 /* row_number, rank, dense_rank, percent_rank, cume_dist, ntile. */
@@ -101,7 +66,7 @@ static void ranking_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* lag, lead, first_value, last_value, nth_value. */
@@ -144,7 +109,7 @@ static void navigation_matches_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* Aggregates with OVER: default frames, partitions, FILTER. */
@@ -176,7 +141,7 @@ static void aggregates_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* ROWS, RANGE and GROUPS frames, offsets, EXCLUDE. */
@@ -253,7 +218,7 @@ static void frames_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* WINDOW clause, named windows and inheritance. */
@@ -275,7 +240,7 @@ static void named_windows_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* Windows over GROUP BY, under DISTINCT, ORDER BY and LIMIT, in
@@ -323,7 +288,7 @@ static void queries_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* generateWithRecursiveQuery refuses window functions in the last
@@ -357,7 +322,7 @@ static void recursive_queries_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 /* The errors of prepare and of the first step. */
@@ -414,7 +379,7 @@ static void errors_match_sqlite(void **state)
         NULL,
     };
 
-    run_all(state, queries);
+    pair_run_all(state, queries);
 }
 
 int main(void)
@@ -430,5 +395,5 @@ int main(void)
         cmocka_unit_test(errors_match_sqlite),
     };
 
-    return cmocka_run_group_tests(tests, pair_setup, pair_teardown);
+    return cmocka_run_group_tests(tests, pair_setup, pair_state_close);
 }
